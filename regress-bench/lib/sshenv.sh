@@ -1,0 +1,153 @@
+# regress-bench/lib/sshenv.sh — a private ssh/sshd test environment for
+# openssh-lfn's own tests and benchmarks (sourced, bash).
+#
+#   . regress-bench/lib/sshenv.sh
+#   lfn_env_init mytest            # $T = build/test/mytest: keys, configs
+#   lfn_sshd_start "$LFN_TREE" 22022 [NETNS] <<< "extra sshd_config lines"
+#   lfn_ssh "$LFN_TREE" [-n NETNS] 22022 [ssh args...] -- command
+#   lfn_scp/lfn_sftp TREE [-n NETNS] PORT args...
+#   lfn_cleanup                     # stops only what lfn_* started (trap it)
+#
+# Trees: LFN_TREE (openssh-portable, patched), STOCK_TREE (build/stock).  Each
+# tree's sshd runs its own sshd-session/sshd-auth/sftp-server, and sessions
+# get PATH=<tree>:... so remote `scp -t` and friends are that tree's too.
+# Host "lfnpeer" in $T/ssh_config has everything the client needs; the
+# address is given per call (127.0.0.1, or 198.18.0.x inside a wanemu link).
+
+LFN_TOP=${LFN_TOP:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
+LFN_TREE=${LFN_TREE:-$LFN_TOP/openssh-portable}
+STOCK_TREE=${STOCK_TREE:-$LFN_TOP/build/stock}
+LFN_PIDS=()
+
+lfn_log() { printf '%s\n' "$*" >&2; }
+lfn_die() { printf 'FATAL: %s\n' "$*" >&2; exit 1; }
+
+# lfn_env_init NAME: fresh scratch dir $T with user and host keys.
+lfn_env_init() {
+	T="$LFN_TOP/build/test/$1"
+	rm -rf "$T"; mkdir -p "$T"; chmod 700 "$T"
+	local kg="$LFN_TREE/ssh-keygen"
+	[ -x "$kg" ] || kg=$(command -v ssh-keygen)
+	"$kg" -q -t ed25519 -N '' -f "$T/id_ed25519" -C lfn-test || lfn_die "ssh-keygen failed"
+	"$kg" -q -t ed25519 -N '' -f "$T/host_ed25519" -C lfn-host || lfn_die "ssh-keygen failed"
+	cp "$T/id_ed25519.pub" "$T/authorized_keys"
+	printf '* %s\n' "$(cat "$T/host_ed25519.pub")" > "$T/known_hosts"
+	cat > "$T/ssh_config" <<CFG
+Host *
+	User $(id -un)
+	IdentityFile $T/id_ed25519
+	IdentitiesOnly yes
+	UserKnownHostsFile $T/known_hosts
+	GlobalKnownHostsFile /dev/null
+	StrictHostKeyChecking yes
+	PasswordAuthentication no
+	KbdInteractiveAuthentication no
+	BatchMode yes
+	ConnectTimeout 20
+	LogLevel ERROR
+CFG
+	export T
+}
+
+# lfn_sshd_config TREE PORT: print an sshd_config for TREE (stdin appended).
+lfn_sshd_config() {
+	local tree=$1 port=$2
+	cat <<CFG
+Port $port
+ListenAddress 0.0.0.0
+HostKey $T/host_ed25519
+AuthorizedKeysFile $T/authorized_keys
+StrictModes no
+PidFile none
+PermitRootLogin prohibit-password
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+LogLevel VERBOSE
+SshdSessionPath $tree/sshd-session
+SshdAuthPath $tree/sshd-auth
+Subsystem sftp $tree/sftp-server
+SetEnv PATH=$tree:/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin
+CFG
+	[ -t 0 ] || cat
+}
+
+# lfn_sshd_start TREE PORT [NETNS]: start TREE's sshd, wait until it listens.
+# Extra sshd_config lines are read from stdin.  Sets SSHD_PID, SSHD_LOG.
+lfn_sshd_start() {
+	local tree=$1 port=$2 ns=${3:-} tag cfg i
+	tag=$(basename "$tree")-$port
+	cfg="$T/sshd_config.$tag"
+	lfn_sshd_config "$tree" "$port" > "$cfg"
+	SSHD_LOG="$T/sshd.$tag.log"
+	: > "$SSHD_LOG"
+	"$tree/sshd" -t -f "$cfg" || lfn_die "sshd -t rejected $cfg"
+	if [ -n "$ns" ]; then
+		ip netns exec "$ns" "$tree/sshd" -D -e -f "$cfg" >>"$SSHD_LOG" 2>&1 &
+	else
+		"$tree/sshd" -D -e -f "$cfg" >>"$SSHD_LOG" 2>&1 &
+	fi
+	SSHD_PID=$!
+	LFN_PIDS+=("$SSHD_PID")
+	for i in $(seq 1 100); do
+		if grep -q "Server listening" "$SSHD_LOG"; then return 0; fi
+		kill -0 "$SSHD_PID" 2>/dev/null || { cat "$SSHD_LOG" >&2; lfn_die "sshd ($tree) exited"; }
+		sleep 0.1
+	done
+	cat "$SSHD_LOG" >&2; lfn_die "sshd ($tree) did not start listening on $port"
+}
+
+# _lfn_client PROG TREE [-n NETNS] [-h ADDR] PORT args...
+_lfn_client() {
+	local prog=$1 tree=$2; shift 2
+	local ns="" addr=127.0.0.1
+	while :; do
+		case "$1" in
+		-n) ns=$2; shift 2 ;;
+		-h) addr=$2; shift 2 ;;
+		*) break ;;
+		esac
+	done
+	local port=$1; shift
+	local -a pre=()
+	[ -n "$ns" ] && pre=(ip netns exec "$ns")
+	case "$prog" in
+	ssh) "${pre[@]}" "$tree/ssh" -F "$T/ssh_config" -p "$port" -o HostKeyAlias=lfnpeer -o HostName="$addr" "$@" ;;
+	scp) "${pre[@]}" "$tree/scp" -F "$T/ssh_config" -S "$tree/ssh" -P "$port" -o HostKeyAlias=lfnpeer -o HostName="$addr" "$@" ;;
+	sftp) "${pre[@]}" "$tree/sftp" -F "$T/ssh_config" -S "$tree/ssh" -P "$port" -o HostKeyAlias=lfnpeer -o HostName="$addr" "$@" ;;
+	esac
+}
+# lfn_ssh TREE [-n NETNS] [-h ADDR] PORT [ssh args] lfnpeer CMD — "lfnpeer"
+# is mapped to ADDR (-h, default 127.0.0.1) and its host key alias.
+lfn_ssh()  { _lfn_client ssh "$@"; }
+lfn_scp()  { _lfn_client scp "$@"; }
+lfn_sftp() { _lfn_client sftp "$@"; }
+
+# lfn_free_port: a TCP port nobody listens on (root namespace).
+lfn_free_port() {
+	local p
+	for _ in $(seq 1 100); do
+		p=$((20000 + RANDOM % 20000))
+		ss -Hltn "sport = :$p" 2>/dev/null | grep -q . || { echo "$p"; return 0; }
+	done
+	return 1
+}
+
+# lfn_cleanup: stop every process lfn_* started (by PID only).
+lfn_cleanup() {
+	local p
+	for p in "${LFN_PIDS[@]}"; do kill "$p" 2>/dev/null; done
+	for p in "${LFN_PIDS[@]}"; do wait "$p" 2>/dev/null; done
+	LFN_PIDS=()
+}
+
+# Test reporting in upstream regress style: tid / trace / fail / verbose.
+LFN_FAILS=0
+tid()     { LFN_TID="$*"; printf 'run test %s ...\n' "$*"; }
+trace()   { [ -n "${LFN_VERBOSE:-}" ] && printf 'trace: %s\n' "$*"; return 0; }
+verbose() { printf '  %s\n' "$*"; }
+fail()    { LFN_FAILS=$((LFN_FAILS+1)); printf 'FAIL: %s: %s\n' "${LFN_TID:-}" "$*"; }
+# lfn_finish: exit status of the test script.
+lfn_finish() {
+	if [ "$LFN_FAILS" -ne 0 ]; then echo "failed ${LFN_TID:-}"; exit 1; fi
+	echo "ok ${LFN_TID:-}"; exit 0
+}
