@@ -1,0 +1,911 @@
+#!/usr/bin/env python3
+"""regress-bench/bench/bench.py -- the openssh-lfn benchmark suite (`make bench`).
+
+Runs the stock build (build/stock, the same tarball without the series) and
+openssh-lfn (openssh-portable) on identical links -- loopback and links made by
+regress-bench/wanemu -- with raw TCP (iperf3, one stream) on the same link as
+the ceiling.  See regress-bench/bench/README.md for what is measured and how
+to read the results.  Python 3 stdlib only; matplotlib (python3-matplotlib)
+for the plots if it is installed.
+"""
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import re
+import shlex
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TOP = os.path.abspath(os.path.join(HERE, "..", ".."))
+SSHENV = os.path.join(TOP, "regress-bench", "lib", "sshenv.sh")
+WANEMU = os.path.join(TOP, "regress-bench", "wanemu")
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+MIB = 1 << 20
+WINDOW = 2 * MIB          # stock's session channel window (64 x 32 KiB)
+ADDR_B = "198.18.0.2"     # wanemu: sshd/iperf3 server side (namespace b)
+
+TOOLS = ["ssh-up", "ssh-down", "scp-up", "scp-down", "scp-O-up",
+         "sftp-put", "sftp-get", "rsync-up"]
+TOOL_DIR = {t: ("down" if t.endswith(("-down", "-get")) else "up") for t in TOOLS}
+CIPHERS = ["default", "aes128-gcm", "none"]
+CIPHER_NAME = {"aes128-gcm": "aes128-gcm@openssh.com"}
+
+PROFILES = {
+    # quick: loopback + 1 Gbit/s at 50 and 100 ms, every tool with the default
+    # cipher; the cipher matrix and compression on loopback (CPU-bound) only.
+    # To stay under 15 minutes on 2 shared cores, scp -O and sftp put run on
+    # loopback only, and the cipher matrix and compression are ssh upload on
+    # loopback (CPU-bound).
+    "quick": dict(links=["loopback", "1gbit/50", "1gbit/100"],
+                  tools=TOOLS, ciphers=CIPHERS,
+                  wan_tools=["ssh-up", "ssh-down", "scp-up", "scp-down", "sftp-get", "rsync-up"],
+                  cipher_links=["loopback"], cipher_tools=["ssh-up"],
+                  comp_links=["loopback"], comp_tools=["ssh-up"]),
+    # full: 1 and 2 Gbit/s x 10/50/100/200 ms; every tool x cipher on
+    # loopback, ssh up/down x cipher on the emulated links, compression on
+    # ssh upload everywhere.
+    "full": dict(links=["loopback"] + ["%s/%d" % (r, t) for r in ("1gbit", "2gbit")
+                                       for t in (10, 50, 100, 200)],
+                 tools=TOOLS, ciphers=CIPHERS,
+                 cipher_links=["*"], cipher_tools=["ssh-up", "ssh-down"],
+                 cipher_all_tools_links=["loopback"],
+                 comp_links=["*"], comp_tools=["ssh-up"]),
+}
+
+
+# --------------------------------------------------------------------------
+# small helpers
+
+def log(msg):
+    sys.stderr.write(msg + "\n")
+    sys.stderr.flush()
+
+
+def die(msg):
+    log("bench: error: " + msg)
+    sys.exit(1)
+
+
+def sh(cmd, check=False, **kw):
+    """Run a command, return stdout (text), '' on failure unless check."""
+    try:
+        r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           text=True, shell=isinstance(cmd, str), **kw)
+    except OSError as e:
+        if check:
+            raise
+        return ""
+    if check and r.returncode != 0:
+        raise RuntimeError("%s failed (%d): %s" % (cmd, r.returncode, r.stderr.strip()))
+    return r.stdout if r.returncode == 0 else (r.stdout + r.stderr)
+
+
+def parse_size(s):
+    m = re.fullmatch(r"(\d+(?:\.\d+)?)([kmgt]?)(i?b?)?", s.strip().lower())
+    if not m:
+        raise argparse.ArgumentTypeError("bad size '%s' (e.g. 64M, 2G)" % s)
+    mult = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}[m.group(2)]
+    return int(float(m.group(1)) * mult)
+
+
+def parse_rate(r):
+    """'1gbit' -> bits/s."""
+    m = re.fullmatch(r"(\d+(?:\.\d+)?)([kmg]?)(bit|bps)?", r.strip().lower())
+    if not m:
+        raise ValueError("bad rate '%s' (e.g. 1gbit)" % r)
+    return float(m.group(1)) * {"": 1, "k": 1e3, "m": 1e6, "g": 1e9}[m.group(2)]
+
+
+def fmt_dur(s):
+    s = int(max(0, s))
+    return "%dm%02ds" % (s // 60, s % 60) if s >= 60 else "%ds" % s
+
+
+def fmt_mbs(v):
+    if v is None:
+        return "–"
+    return "%.0f" % v if v >= 100 else ("%.1f" % v if v >= 10 else "%.2f" % v)
+
+
+class Link:
+    def __init__(self, spec):
+        self.spec = spec
+        if spec == "loopback":
+            self.loopback, self.rate, self.rtt = True, None, 0.0
+        else:
+            m = re.fullmatch(r"([0-9.]+[kmg]?bit)/([0-9.]+)(ms)?", spec)
+            if not m:
+                raise ValueError("bad link '%s' (loopback or RATE/RTT_MS, e.g. 1gbit/50)" % spec)
+            self.loopback = False
+            self.rate = m.group(1)
+            self.rtt = float(m.group(2))
+            parse_rate(self.rate)
+        self.tag = None
+
+    @property
+    def ns_a(self):
+        return None if self.loopback else "lfn-%s-a" % self.tag
+
+    @property
+    def ns_b(self):
+        return None if self.loopback else "lfn-%s-b" % self.tag
+
+    @property
+    def addr(self):
+        return "127.0.0.1" if self.loopback else ADDR_B
+
+    def window_ceiling(self):
+        """stock's window ceiling in MB/s: 2 MiB per RTT."""
+        return None if self.loopback or self.rtt <= 0 else WINDOW / (self.rtt / 1e3) / 1e6
+
+    def __str__(self):
+        return self.spec
+
+
+# --------------------------------------------------------------------------
+# the environment: keys, sshds, data files
+
+class Env:
+    def __init__(self, args, outdir):
+        self.args = args
+        self.out = outdir
+        self.trees = {"stock": args.stock_tree, "lfn": args.lfn_tree}
+        self.name = "bench-%d" % os.getpid()
+        self.T = None
+        self.sshd = {}          # tree -> (pid, port, log)
+        self.datadir = args.data_dir
+        self.tmp = os.path.join(outdir, "tmp")
+        os.makedirs(self.tmp, exist_ok=True)
+        os.makedirs(self.datadir, exist_ok=True)
+        self.files = {}
+        self.chunk = None
+        self.none_ok = {}
+        self.cleanup_links = []
+
+    def bash(self, script, *argv, check=True, stdin=None):
+        env = dict(os.environ, LFN_TREE=self.trees["lfn"], STOCK_TREE=self.trees["stock"])
+        if self.T:
+            env["T"] = self.T
+        r = subprocess.run(["bash", "-c", ". %s\n%s" % (shlex.quote(SSHENV), script), "bench"] + list(argv),
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                           env=env, input=stdin)
+        if check and r.returncode != 0:
+            raise RuntimeError("sshenv: %s: %s%s" % (script.split()[0], r.stdout, r.stderr))
+        return r.stdout
+
+    def init(self):
+        out = self.bash('lfn_env_init "$1" && echo "$T"', self.name)
+        self.T = out.strip().splitlines()[-1]
+        # Remote commands run through the login user's shell, and Debian's
+        # bash sources ~/.bashrc when started by sshd.  Root's .bashrc here
+        # runs `pyenv init` (seconds of CPU per connection), which would be
+        # measured as connection setup and server CPU.  Give the bench key an
+        # empty HOME (authorized_keys environment=, allowed by the bench
+        # sshds' "PermitUserEnvironment HOME").
+        self.home = os.path.join(self.T, "home")
+        os.makedirs(self.home, exist_ok=True)
+        ak = os.path.join(self.T, "authorized_keys")
+        keys = open(ak).read().splitlines()
+        with open(ak, "w") as f:
+            for k in keys:
+                f.write('environment="HOME=%s" %s\n' % (self.home, k) if k.strip() else "\n")
+        for t in self.trees:
+            self.none_ok[t] = subprocess.run(
+                [os.path.join(self.trees[t], "ssh"), "-F", "/dev/null", "-G",
+                 "-o", "NoneEnabled=yes", "x"], stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL).returncode == 0
+
+    # -- sshd per tree and link; CPU of the server side is read from it
+    def start_sshds(self, link, trees):
+        self.sshd = {}
+        for i, t in enumerate(trees):
+            port = 22000 + i if not link.loopback else int(self.bash("lfn_free_port").strip())
+            extra = "MaxStartups 100\nPermitUserEnvironment HOME\n"
+            if self.none_ok[t]:
+                extra += "NoneEnabled yes\n"
+            out = self.bash('lfn_sshd_start "$1" "$2" "$3" && echo "$SSHD_PID $SSHD_LOG"',
+                            self.trees[t], str(port), link.ns_b or "", stdin=extra)
+            pid, slog = out.strip().splitlines()[-1].split(" ", 1)
+            self.sshd[t] = (int(pid), port, slog)
+
+    def stop_sshds(self):
+        for t, (pid, _, _) in self.sshd.items():
+            try:
+                os.kill(pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+        for t, (pid, _, _) in self.sshd.items():
+            for _ in range(50):
+                if not os.path.exists("/proc/%d" % pid):
+                    break
+                time.sleep(0.1)
+        self.sshd = {}
+
+    # -- data files: urandom, built from one random chunk (see README)
+    def datafile(self, size):
+        if size in self.files:
+            return self.files[size]
+        if self.chunk is None:
+            self.chunk = os.path.join(self.datadir, "chunk-64M")
+            if not os.path.exists(self.chunk) or os.path.getsize(self.chunk) != 64 * MIB:
+                with open(self.chunk + ".tmp", "wb") as f, open("/dev/urandom", "rb") as r:
+                    for _ in range(64):
+                        f.write(r.read(MIB))
+                os.rename(self.chunk + ".tmp", self.chunk)
+        path = os.path.join(self.datadir, "data-%d" % size)
+        if not os.path.exists(path) or os.path.getsize(path) != size:
+            # keep the cache bounded: drop the others (largest first)
+            total = sum(os.path.getsize(p) for p in self.files.values() if os.path.exists(p))
+            for s in sorted(self.files, reverse=True):
+                if total + size <= self.args.data_cache:
+                    break
+                try:
+                    os.unlink(self.files[s])
+                except FileNotFoundError:
+                    pass
+                total -= s
+                del self.files[s]
+            with open(self.chunk, "rb") as c:
+                chunk = c.read()
+            with open(path + ".tmp", "wb") as f:
+                left = size
+                while left > 0:
+                    n = min(left, len(chunk))
+                    f.write(chunk[:n] if n < len(chunk) else chunk)
+                    left -= n
+            os.rename(path + ".tmp", path)
+        self.files[size] = path
+        return path
+
+
+def sshd_children(pid):
+    kids = []
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % d) as f:
+                st = f.read()
+        except OSError:
+            continue
+        if int(st[st.rindex(")") + 2:].split()[1]) == pid:
+            kids.append(int(d))
+    return kids
+
+
+def sshd_child_cpu(pid, wait=15.0):
+    """cutime+cstime (s) of the sshd listener once all its children are reaped:
+    every sshd-session that has exited, with everything it waited for
+    (sshd-auth, the post-auth child, the remote command)."""
+    t0 = time.monotonic()
+    while sshd_children(pid) and time.monotonic() - t0 < wait:
+        time.sleep(0.02)
+    with open("/proc/%d/stat" % pid) as f:
+        st = f.read()
+    fields = st[st.rindex(")") + 2:].split()
+    # fields[0] is field 3 (state); cutime, cstime are fields 16, 17
+    return (int(fields[13]) + int(fields[14])) / CLK_TCK
+
+
+# --------------------------------------------------------------------------
+# one transfer
+
+def client_cmd(env, tree, link, tool, cipher, comp, src, dst):
+    """argv of the client command (a bash -c around sshenv.sh's lfn_* for ssh,
+    scp and sftp; rsync directly with the same ssh options)."""
+    tdir = env.trees[tree]
+    opts = []
+    if cipher in CIPHER_NAME:
+        opts += ["-c", CIPHER_NAME[cipher]]
+    elif cipher == "none":
+        opts += ["-o", "NoneEnabled=yes"]
+    if comp:
+        opts += ["-C"]
+    port = env.sshd[tree][1]
+    loc = (["-n", link.ns_a] if link.ns_a else []) + ["-h", link.addr, str(port)]
+    stdin = subprocess.DEVNULL
+    if tool == "ssh-up":
+        argv = ["lfn_ssh", tdir] + loc + opts + ["lfnpeer", "cat > /dev/null"]
+        stdin = src
+    elif tool == "ssh-down":
+        argv = ["lfn_ssh", tdir] + loc + opts + ["lfnpeer", "cat " + shlex.quote(src)]
+    elif tool == "scp-up":
+        argv = ["lfn_scp", tdir] + loc + ["-q"] + opts + [src, "lfnpeer:/dev/null"]
+    elif tool == "scp-O-up":
+        argv = ["lfn_scp", tdir] + loc + ["-q", "-O"] + opts + [src, "lfnpeer:/dev/null"]
+    elif tool == "scp-down":
+        argv = ["lfn_scp", tdir] + loc + ["-q"] + opts + ["lfnpeer:" + src, "/dev/null"]
+    elif tool == "sftp-put":
+        argv = ["lfn_sftp", tdir] + loc + ["-q", "-b", "-"] + opts + ["lfnpeer"]
+        stdin = "put %s /dev/null\n" % src
+    elif tool == "sftp-get":
+        argv = ["lfn_sftp", tdir] + loc + ["-q", "-b", "-"] + opts + ["lfnpeer"]
+        stdin = "get %s /dev/null\n" % src
+    elif tool == "rsync-up":
+        ssh = [os.path.join(tdir, "ssh"), "-F", os.path.join(env.T, "ssh_config"),
+               "-p", str(port), "-o", "HostKeyAlias=lfnpeer", "-o", "HostName=" + link.addr] + opts
+        pre = ["ip", "netns", "exec", link.ns_a] if link.ns_a else []
+        return pre + ["rsync", "-e", " ".join(shlex.quote(a) for a in ssh),
+                      src, "lfnpeer:" + dst + "/"], stdin
+    elif tool == "true":
+        argv = ["lfn_ssh", tdir] + loc + opts + ["lfnpeer", "true"]
+    else:
+        raise ValueError(tool)
+    script = '. %s; T=%s; "$@"' % (shlex.quote(SSHENV), shlex.quote(env.T))
+    return ["bash", "-c", script, "bench"] + argv, stdin
+
+
+def run_once(env, tree, link, tool, cipher, comp, size):
+    """One transfer.  Returns a dict: wall, client/server CPU, rc."""
+    src = env.datafile(size) if size else "/dev/null"
+    dst = os.path.join(env.tmp, "rsync-dst")
+    if tool == "rsync-up":
+        shutil.rmtree(dst, ignore_errors=True)
+        os.makedirs(dst)
+    argv, stdin = client_cmd(env, tree, link, tool, cipher, comp, src, dst)
+    sshd_pid = env.sshd[tree][0]
+    s0 = sshd_child_cpu(sshd_pid)
+    fin = None
+    if isinstance(stdin, str):
+        if stdin == src:
+            fin = open(src, "rb")
+            pin = fin
+        else:
+            pin = subprocess.PIPE
+    else:
+        pin = stdin
+    errf = open(os.path.join(env.tmp, "client.err"), "w+b")
+    t0 = time.monotonic()
+    p = subprocess.Popen(argv, stdin=pin, stdout=subprocess.DEVNULL, stderr=errf)
+    if pin is subprocess.PIPE:
+        p.stdin.write(stdin.encode())
+        p.stdin.close()
+    _, status, ru = os.wait4(p.pid, 0)
+    wall = time.monotonic() - t0
+    p.returncode = os.waitstatus_to_exitcode(status)
+    if fin:
+        fin.close()
+    s1 = sshd_child_cpu(sshd_pid)
+    errf.seek(0)
+    err = errf.read().decode(errors="replace").strip()
+    errf.close()
+    if tool == "rsync-up":
+        ok = os.path.exists(os.path.join(dst, os.path.basename(src))) and \
+            os.path.getsize(os.path.join(dst, os.path.basename(src))) == size
+        shutil.rmtree(dst, ignore_errors=True)
+        if not ok and p.returncode == 0:
+            p.returncode = -100
+    return dict(wall=wall, cpu_client=ru.ru_utime + ru.ru_stime,
+                cpu_client_user=ru.ru_utime, cpu_client_sys=ru.ru_stime,
+                cpu_server=s1 - s0, rc=p.returncode, stderr=err[-300:])
+
+
+# --------------------------------------------------------------------------
+# raw TCP ceiling: iperf3, one stream
+
+def tcp_ceiling(env, link, direction, seconds):
+    port = 5201 if not link.loopback else int(env.bash("lfn_free_port").strip())
+    pre_b = ["ip", "netns", "exec", link.ns_b] if link.ns_b else []
+    pre_a = ["ip", "netns", "exec", link.ns_a] if link.ns_a else []
+    srv = subprocess.Popen(pre_b + ["iperf3", "-s", "-1", "-p", str(port)],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        out = None
+        for _ in range(50):
+            r = subprocess.run(pre_a + ["iperf3", "-c", link.addr, "-p", str(port), "-t", str(seconds),
+                                        "-J"] + (["-R"] if direction == "down" else []),
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            try:
+                o = json.loads(r.stdout)
+            except ValueError:
+                o = {}
+            if r.returncode == 0 and "sum_received" in o.get("end", {}):
+                out = o
+                break
+            time.sleep(0.1)
+        if not out:
+            return None
+        e = out["end"]
+        bps = e["sum_received"]["bits_per_second"]
+        return dict(mbs=bps / 8 / 1e6, bytes=e["sum_received"]["bytes"],
+                    seconds=e["sum_received"]["seconds"],
+                    retransmits=e.get("sum_sent", {}).get("retransmits"),
+                    cpu_host=e.get("cpu_utilization_percent", {}).get("host_total"),
+                    cpu_remote=e.get("cpu_utilization_percent", {}).get("remote_total"))
+    finally:
+        try:
+            srv.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            srv.kill()
+            srv.wait()
+
+
+# --------------------------------------------------------------------------
+# wanemu
+
+def wanemu_up(env, link):
+    up = os.path.join(WANEMU, "wanemu-up")
+    if not os.access(os.path.join(WANEMU, "wanemu"), os.X_OK):
+        log("bench: building the WAN emulator (make -C regress-bench/wanemu)")
+        subprocess.run(["make", "-C", WANEMU], stdout=subprocess.DEVNULL, check=False)
+    if not os.access(up, os.X_OK) or not os.access(os.path.join(WANEMU, "wanemu"), os.X_OK):
+        return "wanemu not available (regress-bench/wanemu)"
+    link.tag = "b%d%s" % (os.getpid() % 100000, re.sub(r"[^0-9a-z]", "", link.spec))[:20]
+    r = subprocess.run([up, "-n", link.tag, "--rtt", "%g" % link.rtt, "--rate", link.rate,
+                        "--replace", "--quiet"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                       text=True)
+    if r.returncode != 0:
+        return "wanemu-up failed: " + r.stdout.strip()[-500:]
+    env.cleanup_links.append(link)
+    return None
+
+
+def wanemu_down(env, link):
+    if link.tag and link in env.cleanup_links:
+        r = subprocess.run([os.path.join(WANEMU, "wanemu-down"), "-n", link.tag, "--json"],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        env.cleanup_links.remove(link)
+        try:
+            return json.loads(r.stdout)
+        except ValueError:
+            return None
+    return None
+
+
+# --------------------------------------------------------------------------
+# the machine
+
+def machine_info(env, links):
+    info = {}
+    cpu = sh(["lscpu"])
+    for k in ("Model name", "CPU(s)", "Thread(s) per core", "Core(s) per socket",
+              "Socket(s)", "CPU max MHz", "Hypervisor vendor"):
+        m = re.search(r"^%s:\s*(.*)$" % re.escape(k), cpu, re.M)
+        if m:
+            info[k] = m.group(1).strip()
+    flags = set()
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("flags"):
+                    flags = set(line.split(":", 1)[1].split())
+                    break
+    except OSError:
+        pass
+    info["cpu_flags"] = {f: f in flags for f in ("aes", "vaes", "pclmulqdq", "vpclmulqdq",
+                                                  "avx", "avx2", "avx512f", "sha_ni")}
+    info["nproc"] = os.cpu_count()
+    info["kernel"] = platform.release()
+    info["os"] = sh("sed -n 's/^PRETTY_NAME=//p' /etc/os-release").strip().strip('"')
+    info["loadavg_start"] = open("/proc/loadavg").read().strip()
+    info["memory"] = sh("free -h | sed -n 2p").strip()
+    info["openssl_cli"] = sh(["openssl", "version"]).strip()
+    for t, d in env.trees.items():
+        info["ssh -V " + t] = sh([os.path.join(d, "ssh"), "-V"]).strip() or \
+            subprocess.run([os.path.join(d, "ssh"), "-V"], capture_output=True, text=True).stderr.strip()
+        info["tree " + t] = d
+        info["none cipher " + t] = env.none_ok.get(t)
+    info["rsync"] = sh(["rsync", "--version"]).splitlines()[0] if shutil.which("rsync") else None
+    info["iperf3"] = sh(["iperf3", "--version"]).splitlines()[0] if shutil.which("iperf3") else None
+    info["python"] = sys.version.split()[0]
+    sysctls = ["net.core.rmem_max", "net.core.wmem_max", "net.ipv4.tcp_rmem", "net.ipv4.tcp_wmem",
+               "net.ipv4.tcp_congestion_control", "net.core.default_qdisc",
+               "net.ipv4.tcp_window_scaling", "net.ipv4.tcp_notsent_lowat",
+               "net.ipv4.tcp_slow_start_after_idle", "net.ipv4.tcp_mtu_probing"]
+    info["sysctl"] = {s: sh(["sysctl", "-n", s]).strip() for s in sysctls}
+    info["mtu lo"] = sh("cat /sys/class/net/lo/mtu").strip()
+    # tarball and series
+    tb = os.path.join(TOP, "build", "dist")
+    info["tarball"] = {}
+    if os.path.isdir(tb):
+        for f in sorted(os.listdir(tb)):
+            if f.endswith((".tar.gz", ".tgz")):
+                info["tarball"][f] = sh(["sha256sum", os.path.join(tb, f)]).split()[0:1]
+    info["upstream/pin"] = sh(["cat", os.path.join(TOP, "upstream", "pin")]).strip()
+    info["git describe"] = (sh(["git", "-C", TOP, "describe", "--always", "--dirty", "--tags"]).strip()
+                            .splitlines() or [""])[0]
+    if "fatal" in info["git describe"]:
+        info["git describe"] = "(no commits)"
+    patches = os.path.join(TOP, "patches")
+    plist = []
+    if os.path.isdir(patches):
+        for f in sorted(os.listdir(patches)):
+            if f.endswith(".patch"):
+                plist.append("%s %s" % (f, sh(["sha256sum", os.path.join(patches, f)]).split()[0][:16]))
+    info["patches"] = plist
+    applied = os.path.join(env.trees["lfn"], ".openssh-lfn-series")
+    if os.path.exists(applied):
+        info["lfn tree series stamp"] = open(applied).read().strip().splitlines()[:40]
+    return info
+
+
+def link_info(link):
+    """MTU and TCP sysctls inside the link's client namespace."""
+    if link.loopback:
+        return {"mtu": sh("cat /sys/class/net/lo/mtu").strip()}
+    pre = "ip netns exec %s " % link.ns_a
+    d = {"mtu": sh(pre + "sh -c 'for i in /sys/class/net/*; do "
+                         "[ $(basename $i) = lo ] || echo $(basename $i)=$(cat $i/mtu); done'").strip()}
+    for s in ("net.ipv4.tcp_rmem", "net.ipv4.tcp_wmem", "net.core.rmem_max", "net.core.wmem_max",
+              "net.ipv4.tcp_congestion_control"):
+        d[s] = sh(pre + "sysctl -n " + s).strip()
+    try:
+        d["link.env"] = open("/run/lfn-wanemu/%s/link.env" % link.tag).read().strip()
+    except OSError:
+        pass
+    return d
+
+
+# --------------------------------------------------------------------------
+# the matrix
+
+def build_points(args, prof):
+    """[(link, tool, cipher, comp)] in run order (grouped by link)."""
+    pts = []
+    explicit_ciphers = args.ciphers is not None
+    ciphers = args.ciphers or prof["ciphers"]
+    tools = args.tools or prof["tools"]
+
+    def match(lst, link):
+        return "*" in lst or link.spec in lst or (not link.loopback and "wan" in lst)
+
+    for link in args.link_objs:
+        for tool in tools:
+            if not args.tools and not link.loopback and tool not in prof.get("wan_tools", tools):
+                continue
+            for c in ciphers:
+                if c != "default" and not explicit_ciphers:
+                    if not match(prof["cipher_links"], link):
+                        continue
+                    if tool not in prof["cipher_tools"] and not \
+                            match(prof.get("cipher_all_tools_links", []), link):
+                        continue
+                pts.append((link, tool, c, False))
+        if not args.no_compression:
+            for tool in tools:
+                if tool in prof["comp_tools"] and (match(prof["comp_links"], link) or args.compression):
+                    pts.append((link, tool, "default", True))
+    return pts
+
+
+def median(v):
+    return statistics.median(v) if v else None
+
+
+class Progress:
+    def __init__(self, total_units, est_unit):
+        self.total = total_units
+        self.done = 0
+        self.t0 = time.monotonic()
+        self.est_unit = est_unit
+        self.tty = sys.stderr.isatty()
+
+    def line(self, what):
+        el = time.monotonic() - self.t0
+        per = el / self.done if self.done else self.est_unit
+        eta = per * (self.total - self.done)
+        msg = "[%d/%d %3d%% %s elapsed, ETA %s] %s" % (self.done, self.total,
+                                                       100 * self.done // max(1, self.total),
+                                                       fmt_dur(el), fmt_dur(eta), what)
+        if self.tty:
+            sys.stderr.write("\r\033[K" + msg[:shutil.get_terminal_size().columns - 1])
+        else:
+            sys.stderr.write(msg + "\n")
+        sys.stderr.flush()
+
+    def note(self, msg):
+        if self.tty:
+            sys.stderr.write("\r\033[K")
+        log(msg)
+
+
+def round_size(b):
+    """Round up: to 4 MiB (>= 4 MiB) up to 512 MiB, else to 64 MiB (few
+    distinct data files, at most a few % more than asked for)."""
+    step = 4 * MIB if b <= 512 * MIB else 64 * MIB
+    return max(4 * MIB, -(-int(b) // step) * step)
+
+
+def main():
+    ap = argparse.ArgumentParser(
+        prog="regress-bench/bench/run",
+        description="stock OpenSSH vs openssh-lfn vs raw TCP on identical links "
+                    "(make bench BENCH_ARGS='...')")
+    ap.add_argument("--full", action="store_true", help="the full profile (hours) instead of quick")
+    ap.add_argument("--links", help="comma list: loopback and/or RATE/RTT_MS, e.g. loopback,1gbit/50")
+    ap.add_argument("--rates", help="comma list of rates for emulated links (with --rtts), e.g. 1gbit,2gbit")
+    ap.add_argument("--rtts", help="comma list of RTTs in ms (with --rates), e.g. 10,50,100,200")
+    ap.add_argument("--no-loopback", action="store_true", help="with --rates/--rtts: no loopback link")
+    ap.add_argument("--tools", help="comma list of: " + ",".join(TOOLS))
+    ap.add_argument("--ciphers", help="comma list of: default,aes128-gcm,none (applies to every "
+                    "tool and link; default: the profile's cipher matrix)")
+    ap.add_argument("--no-compression", action="store_true", help="no compression (-C) points")
+    ap.add_argument("--compression", action="store_true", help="compression point on every link")
+    ap.add_argument("--trees", default="stock,lfn", help="comma list: stock,lfn (default both)")
+    ap.add_argument("--runs", type=int, default=3, help="measured runs per point (3)")
+    ap.add_argument("--no-warmup", action="store_true", help="no warm-up run (needs --size)")
+    ap.add_argument("--size", type=parse_size, help="fixed transfer size (e.g. 512M); default: "
+                    "calibrated per point for --target-time")
+    ap.add_argument("--target-time", type=float, default=5.5,
+                    help="seconds per run from first to last byte (5.5; connection setup comes on top)")
+    ap.add_argument("--min-time", type=float, default=5.0,
+                    help="a run shorter than this is re-done with more data (5)")
+    ap.add_argument("--max-time", type=float, default=90.0, help="cap on a run's expected seconds (90)")
+    ap.add_argument("--max-size", type=parse_size, default=parse_size("8G"), help="cap on the size (8G)")
+    ap.add_argument("--tcp-seconds", type=int, default=5, help="iperf3 -t per run (5)")
+    ap.add_argument("--tcp-runs", type=int, default=1, help="iperf3 runs per link and direction (1)")
+    ap.add_argument("--no-tcp", action="store_true", help="skip the raw TCP ceiling")
+    ap.add_argument("--out", help="results directory (default build/bench/<timestamp>, "
+                    "with build/bench/latest pointing at it)")
+    ap.add_argument("--data-dir", help="where the random data files live (build/bench/data)")
+    ap.add_argument("--data-cache", type=parse_size, default=parse_size("12G"),
+                    help="max bytes of cached data files (12G)")
+    ap.add_argument("--no-plots", action="store_true")
+    ap.add_argument("--dry-run", action="store_true", help="print the points and exit")
+    ap.add_argument("--lfn-tree", default=os.environ.get("LFN_TREE", os.path.join(TOP, "openssh-portable")))
+    ap.add_argument("--stock-tree", default=os.environ.get("STOCK_TREE", os.path.join(TOP, "build", "stock")))
+    args = ap.parse_args()
+
+    prof_name = "full" if args.full else "quick"
+    prof = PROFILES[prof_name]
+    if args.rates or args.rtts:
+        rates = (args.rates or "1gbit").split(",")
+        rtts = (args.rtts or "50,100").split(",")
+        specs = ([] if args.no_loopback else ["loopback"]) + \
+            ["%s/%s" % (r, t) for r in rates for t in rtts]
+    elif args.links:
+        specs = args.links.split(",")
+    else:
+        specs = prof["links"]
+    try:
+        args.link_objs = [Link(s) for s in specs]
+    except ValueError as e:
+        die(str(e))
+    for opt, allowed in (("tools", TOOLS), ("ciphers", CIPHERS), ("trees", ["stock", "lfn"])):
+        v = getattr(args, opt)
+        if v is not None:
+            v = v.split(",")
+            bad = [x for x in v if x not in allowed]
+            if bad:
+                die("--%s: unknown %s (choose from %s)" % (opt, ",".join(bad), ",".join(allowed)))
+            setattr(args, opt, v)
+    if args.no_warmup and not args.size:
+        die("--no-warmup needs --size (the warm-up calibrates the size)")
+    trees = args.trees
+
+    for t in trees:
+        d = args.stock_tree if t == "stock" else args.lfn_tree
+        for prog in ("ssh", "sshd", "sshd-session", "scp", "sftp", "sftp-server"):
+            if not os.access(os.path.join(d, prog), os.X_OK):
+                die("%s build incomplete: %s/%s missing (make all)" % (t, d, prog))
+    for prog in ("iperf3", "rsync", "ip"):
+        if not shutil.which(prog):
+            if prog == "iperf3" and args.no_tcp:
+                continue
+            if prog == "rsync" and "rsync-up" not in (args.tools or prof["tools"]):
+                continue
+            die("%s not found (apt-get install -y %s)" % (prog, "iproute2" if prog == "ip" else prog))
+
+    points = build_points(args, prof)
+    est_per_point = len(trees) * ((args.runs + (0 if args.no_warmup else 0.4)) * (args.target_time + 1.2))
+    if args.dry_run:
+        for p in points:
+            print("%-12s %-9s %-11s %s" % (p[0], p[1], p[2], "comp" if p[3] else ""))
+        print("%d points x %d trees, roughly %s" % (len(points), len(trees),
+                                                   fmt_dur(len(points) * est_per_point)))
+        return 0
+
+    ts = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    benchroot = os.path.join(TOP, "build", "bench")
+    outdir = args.out or os.path.join(benchroot, ts)
+    os.makedirs(outdir, exist_ok=True)
+    if not args.out:
+        latest = os.path.join(benchroot, "latest")
+        try:
+            os.unlink(latest)
+        except FileNotFoundError:
+            pass
+        os.symlink(ts, latest)
+    args.data_dir = args.data_dir or os.path.join(benchroot, "data")
+    env = Env(args, outdir)
+    env.init()
+    log("bench: %s profile, %d points x %d trees (%s), results in %s" %
+        (prof_name, len(points), len(trees), ",".join(trees), outdir))
+    if "none" in (args.ciphers or prof["ciphers"]):
+        for t in trees:
+            if not env.none_ok[t]:
+                log("bench: %s has no none cipher (ssh -G -o NoneEnabled=yes fails): "
+                    "its none points are skipped" % t)
+
+    res_path = os.path.join(outdir, "results.jsonl")
+    resf = open(res_path, "a")
+    rows = []
+
+    def emit(row):
+        row["time"] = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+        rows.append(row)
+        resf.write(json.dumps(row, sort_keys=True) + "\n")
+        resf.flush()
+
+    machine = machine_info(env, args.link_objs)
+    machine["profile"] = prof_name
+    machine["argv"] = sys.argv[1:]
+    machine["links"] = {}
+    missing = []
+    prog = Progress(len(points) * len(trees) + (0 if args.no_tcp else 2 * len(args.link_objs)),
+                    est_per_point / max(1, len(trees)))
+    wall0 = time.monotonic()
+
+    def cleanup(*_):
+        env.stop_sshds()
+        for l in list(env.cleanup_links):
+            wanemu_down(env, l)
+
+    def on_signal(signum, _frame):
+        prog.note("bench: interrupted, cleaning up")
+        cleanup()
+        sys.exit(130)
+    signal.signal(signal.SIGINT, on_signal)
+    signal.signal(signal.SIGTERM, on_signal)
+
+    try:
+        for link in args.link_objs:
+            lpoints = [p for p in points if p[0] is link]
+            if not link.loopback:
+                err = wanemu_up(env, link)
+                if err:
+                    prog.note("bench: %s: skipped: %s" % (link, err))
+                    missing.append("%s: %s" % (link, err))
+                    prog.done += len(lpoints) * len(trees) + (0 if args.no_tcp else 2)
+                    continue
+            machine["links"][link.spec] = link_info(link)
+            # raw TCP ceiling, both directions
+            tcp = {}
+            if not args.no_tcp:
+                for d in ("up", "down"):
+                    prog.line("%s: raw TCP (iperf3 -t %d, one stream) %s" % (link, args.tcp_seconds, d))
+                    vals = []
+                    for i in range(args.tcp_runs):
+                        r = tcp_ceiling(env, link, d, args.tcp_seconds)
+                        if r:
+                            vals.append(r["mbs"])
+                            emit(dict(kind="tcp", link=link.spec, rtt_ms=link.rtt, rate=link.rate,
+                                      tree="tcp", tool="iperf3-" + d, dir=d, run=i, **r))
+                    tcp[d] = median(vals)
+                    if not vals:
+                        missing.append("%s: iperf3 %s failed" % (link, d))
+                    prog.done += 1
+            env.start_sshds(link, trees)
+            setup = {}
+            try:
+                for (_, tool, cipher, comp) in lpoints:
+                    run_point(env, args, prog, link, tool, cipher, comp, trees, tcp, setup, emit, missing)
+            finally:
+                env.stop_sshds()
+                if not link.loopback:
+                    st = wanemu_down(env, link)
+                    if st is not None:
+                        machine["links"][link.spec]["wanemu_stats"] = st
+    finally:
+        cleanup()
+        resf.close()
+    wall = time.monotonic() - wall0
+    if prog.tty:
+        sys.stderr.write("\n")
+    machine["wall_seconds"] = round(wall, 1)
+    machine["loadavg_end"] = open("/proc/loadavg").read().strip()
+    machine["missing"] = missing
+    with open(os.path.join(outdir, "machine.json"), "w") as f:
+        json.dump(machine, f, indent=1, sort_keys=True)
+    import report
+    report.write_all(outdir, rows, machine, plots=not args.no_plots)
+    shutil.rmtree(env.tmp, ignore_errors=True)
+    if env.T and os.path.basename(env.T) == env.name:
+        shutil.rmtree(env.T, ignore_errors=True)
+    log("bench: done in %s: %s" % (fmt_dur(wall), outdir))
+    for m in missing:
+        log("bench: missing: " + m)
+    return 0
+
+
+def run_point(env, args, prog, link, tool, cipher, comp, trees, tcp, setup, emit, missing):
+    """One point (link, tool, cipher, compression) for every tree; the trees'
+    runs are interleaved (stock, lfn, stock, lfn, ...) so slow drifts of a
+    shared machine hit both alike."""
+    label = "%s %s %s%s" % (link, tool, cipher, " +C" if comp else "")
+    active = [t for t in trees if cipher != "none" or env.none_ok[t]]
+    for t in trees:
+        if t not in active:
+            prog.done += 1
+    if not active:
+        return
+    size = {}
+    base = dict(kind="ssh", link=link.spec, rtt_ms=link.rtt, rate=link.rate, tool=tool,
+                dir=TOOL_DIR[tool], cipher=cipher, compression=comp)
+    # connection setup time per tree, link and options: median of 3 `ssh true`
+    for t in active:
+        key = (t, cipher, comp)
+        if key not in setup:
+            v = []
+            for i in range(3):
+                r = run_once(env, t, link, "true", cipher, comp, 0)
+                if r["rc"] == 0:
+                    v.append(r["wall"])
+            setup[key] = median(v) if v else 0.0
+            emit(dict(base, kind="setup", tree=t, run=-2, seconds=setup[key], samples=v))
+    expect = tcp.get(TOOL_DIR[tool]) or (300.0 if link.loopback else parse_rate(link.rate) / 8e6)
+    for t in active:
+        if args.size:
+            size[t] = args.size
+        else:
+            est = expect
+            if t == "stock" and link.window_ceiling():
+                est = min(est, link.window_ceiling() * 1.1)
+            size[t] = round_size(min(max(est * 1e6 * 0.5, 8 * MIB), 16 * MIB))
+        if not args.no_warmup:
+            # warm-up; it also calibrates the size: repeated (bigger) while
+            # the transfer took under a second, to get a usable rate
+            for w in range(3):
+                prog.line("%s %s: warm-up %d MiB" % (label, t, size[t] // MIB))
+                r = run_once(env, t, link, tool, cipher, comp, size[t])
+                emit(dict(base, tree=t, run=-1, size=size[t], setup_s=setup[(t, cipher, comp)], **r))
+                net = r["wall"] - setup[(t, cipher, comp)]
+                if r["rc"] != 0 or args.size or net >= 1.0 or size[t] >= args.max_size:
+                    break
+                size[t] = round_size(min(size[t] / max(net, 0.05) * 1.5, args.max_size))
+            if r["rc"] != 0:
+                prog.note("bench: %s %s: warm-up failed (rc %d): %s" % (label, t, r["rc"], r["stderr"]))
+                missing.append("%s %s: failed: %s" % (label, t, r["stderr"][-120:]))
+                active = [x for x in active if x != t]
+                prog.done += 1
+                continue
+            if not args.size:
+                net = max(r["wall"] - setup[(t, cipher, comp)], 0.05)
+                rate = size[t] / net
+                s = rate * args.target_time
+                s = min(s, rate * args.max_time, args.max_size)
+                size[t] = round_size(s)
+    runs = {t: [] for t in active}
+    redo = {t: 0 for t in active}
+    i = 0
+    while any(len(runs[t]) < args.runs for t in active):
+        for t in list(active):
+            if len(runs[t]) >= args.runs:
+                continue
+            prog.line("%s %s: run %d/%d, %d MiB" % (label, t, len(runs[t]) + 1, args.runs, size[t] // MIB))
+            r = run_once(env, t, link, tool, cipher, comp, size[t])
+            row = dict(base, tree=t, run=len(runs[t]), size=size[t], setup_s=setup[(t, cipher, comp)], **r)
+            if r["rc"] != 0:
+                prog.note("bench: %s %s: failed (rc %d): %s" % (label, t, r["rc"], r["stderr"]))
+                missing.append("%s %s: failed: %s" % (label, t, r["stderr"][-120:]))
+                emit(dict(row, valid=False))
+                active.remove(t)
+                prog.done += 1
+                continue
+            if not args.size and r["wall"] < args.min_time and redo[t] < 2 and \
+                    size[t] < args.max_size:
+                # too short: discard and grow the size (at most twice)
+                emit(dict(row, valid=False, note="shorter than --min-time, size grown"))
+                net = max(r["wall"] - setup[(t, cipher, comp)], 0.05)
+                size[t] = round_size(min(size[t] / net * args.target_time * 1.1, args.max_size))
+                redo[t] += 1
+                runs[t] = []
+                continue
+            emit(dict(row, valid=True))
+            runs[t].append(r)
+            if len(runs[t]) == args.runs:
+                prog.done += 1
+        i += 1
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, HERE)
+    sys.exit(main())

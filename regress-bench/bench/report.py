@@ -1,0 +1,334 @@
+#!/usr/bin/env python3
+"""regress-bench/bench/report.py -- turn a bench results directory into
+table.md (markdown) and plots/*.png.
+
+    python3 regress-bench/bench/report.py build/bench/latest   # re-render
+
+Input: results.jsonl (one row per run) and machine.json, as written by
+bench.py.  Units: MB/s = 10^6 bytes per second; CPU s/GB = CPU seconds
+(user + system) per 10^9 bytes.
+"""
+
+import json
+import os
+import statistics
+import sys
+
+MIB = 1 << 20
+WINDOW = 2 * MIB
+TOOL_ORDER = ["ssh-up", "ssh-down", "scp-up", "scp-down", "scp-O-up",
+              "sftp-put", "sftp-get", "rsync-up"]
+CIPHER_ORDER = ["default", "aes128-gcm", "none"]
+
+
+def link_key(spec):
+    if spec == "loopback":
+        return (0, 0, 0)
+    rate, rtt = spec.split("/")
+    return (1, float(rtt), rate)
+
+
+def fmt(v, digits=None):
+    if v is None:
+        return "–"
+    if v >= 100:
+        return "%.0f" % v
+    if v >= 10:
+        return "%.1f" % v
+    return "%.2f" % v
+
+
+def fmt_ratio(v):
+    return "–" if v is None else "%.2f" % v
+
+
+def aggregate(rows):
+    """{(link, tool, cipher, comp, tree): stats} over valid measured runs."""
+    groups = {}
+    for r in rows:
+        if r.get("kind") != "ssh" or r.get("run", -1) < 0 or not r.get("valid"):
+            continue
+        k = (r["link"], r["tool"], r["cipher"], bool(r["compression"]), r["tree"])
+        groups.setdefault(k, []).append(r)
+    out = {}
+    for k, rs in groups.items():
+        net = [r["size"] / max(r["wall"] - r["setup_s"], 1e-3) / 1e6 for r in rs]
+        wall = [r["size"] / r["wall"] / 1e6 for r in rs]
+        gb = [r["size"] / 1e9 for r in rs]
+        out[k] = dict(
+            n=len(rs), size=rs[0]["size"],
+            mbs=statistics.median(net), mbs_min=min(net), mbs_max=max(net),
+            mbs_wall=statistics.median(wall),
+            secs=statistics.median([r["wall"] for r in rs]),
+            setup=rs[0]["setup_s"],
+            cpu_c=statistics.median([r["cpu_client"] / g for r, g in zip(rs, gb)]),
+            cpu_s=statistics.median([r["cpu_server"] / g for r, g in zip(rs, gb)]),
+            rtt=rs[0]["rtt_ms"], rate=rs[0]["rate"], dir=rs[0]["dir"])
+    return out
+
+
+def tcp_by_link(rows):
+    t = {}
+    for r in rows:
+        if r.get("kind") == "tcp":
+            t.setdefault((r["link"], r["dir"]), []).append(r["mbs"])
+    return {k: statistics.median(v) for k, v in t.items()}
+
+
+def window_ceiling(link):
+    if link == "loopback":
+        return None
+    rtt = float(link.split("/")[1])
+    return WINDOW / (rtt / 1e3) / 1e6 if rtt > 0 else None
+
+
+def cell(st):
+    if not st:
+        return "–"
+    return "%s (%s–%s)" % (fmt(st["mbs"]), fmt(st["mbs_min"]), fmt(st["mbs_max"]))
+
+
+def table(agg, tcp):
+    lines = ["| link | tool | cipher | stock MB/s med (min–max) | lfn MB/s med (min–max) | lfn/stock "
+             "| raw TCP MB/s | lfn/TCP | stock window ceiling (2 MiB/RTT) | stock/ceiling "
+             "| CPU s/GB stock client/server | CPU s/GB lfn client/server | s/run stock/lfn |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    keys = sorted({k[:4] for k in agg},
+                  key=lambda k: (link_key(k[0]), TOOL_ORDER.index(k[1]) if k[1] in TOOL_ORDER else 99,
+                                 k[3], CIPHER_ORDER.index(k[2]) if k[2] in CIPHER_ORDER else 9))
+    notes = set()
+    for k in keys:
+        link, tool, cipher, comp = k
+        s = agg.get(k + ("stock",))
+        l = agg.get(k + ("lfn",))
+        cname = cipher + (" +C" if comp else "")
+        ratio = None
+        if l and s:
+            ratio = l["mbs"] / s["mbs"]
+        elif l and cipher == "none":
+            s0 = agg.get((link, tool, "aes128-gcm", comp, "stock")) or \
+                agg.get((link, tool, "default", comp, "stock"))
+            if s0:
+                ratio = l["mbs"] / s0["mbs"]
+                cname += " †"
+                notes.add("† none: lfn/stock is against stock's aes128-gcm (or default) cipher "
+                          "on the same tool and link; stock has no none cipher.")
+        direction = (l or s)["dir"]
+        t = tcp.get((link, direction))
+        wc = window_ceiling(link)
+        lines.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            link, tool, cname, cell(s), cell(l), fmt_ratio(ratio), fmt(t),
+            fmt_ratio(l["mbs"] / t if l and t else None), fmt(wc),
+            fmt_ratio(s["mbs"] / wc if s and wc else None),
+            "%s / %s" % (fmt(s["cpu_c"]), fmt(s["cpu_s"])) if s else "–",
+            "%s / %s" % (fmt(l["cpu_c"]), fmt(l["cpu_s"])) if l else "–",
+            "%s / %s" % ("%.1f" % s["secs"] if s else "–", "%.1f" % l["secs"] if l else "–")))
+    return lines, sorted(notes)
+
+
+def ceiling_note(agg):
+    """stock's numbers against the window / RTT arithmetic."""
+    out = []
+    by_link = {}
+    for k, st in agg.items():
+        link, tool, cipher, comp, tree = k
+        if tree != "stock" or link == "loopback" or comp:
+            continue
+        by_link.setdefault(link, []).append((tool, cipher, st))
+    for link in sorted(by_link, key=link_key):
+        wc = window_ceiling(link)
+        parts = ["%s%s %s (%.2f)" % (tool, "" if c == "default" else "/" + c, fmt(st["mbs"]), st["mbs"] / wc)
+                 for tool, c, st in sorted(by_link[link], key=lambda x: (TOOL_ORDER.index(x[0])
+                                                                         if x[0] in TOOL_ORDER else 99, x[1]))]
+        out.append("- %s: 2 MiB / %g ms = %s MB/s; stock measured (MB/s, fraction of that ceiling): %s."
+                   % (link, float(link.split("/")[1]), fmt(wc), ", ".join(parts)))
+    return out
+
+
+def machine_md(m):
+    fl = m.get("cpu_flags", {})
+    lines = [
+        "- CPU: %s, %s CPUs (nproc %s)%s; flags: %s" % (
+            m.get("Model name", "?"), m.get("CPU(s)", "?"), m.get("nproc"),
+            ", hypervisor " + m["Hypervisor vendor"] if m.get("Hypervisor vendor") else "",
+            " ".join("%s=%s" % (k, "yes" if v else "no") for k, v in fl.items())),
+        "- kernel %s, %s; %s; python %s" % (m.get("kernel"), m.get("os"), m.get("openssl_cli"), m.get("python")),
+        "- stock: `%s`; lfn: `%s`" % (m.get("ssh -V stock", "–"), m.get("ssh -V lfn", "–")),
+        "- tarball: %s; upstream/pin: %s" % (
+            ", ".join("%s sha256 %s" % (k, (v or ["?"])[0]) for k, v in m.get("tarball", {}).items()),
+            " ".join(l for l in m.get("upstream/pin", "").splitlines() if l.strip() and not l.startswith("#"))),
+        "- series: git describe `%s`; patches: %s" % (m.get("git describe"), ", ".join(m.get("patches", [])) or "none"),
+        "- none cipher: stock %s, lfn %s" % (m.get("none cipher stock"), m.get("none cipher lfn")),
+        "- sysctls (root namespace): %s" % "; ".join("%s=%s" % (k, v) for k, v in m.get("sysctl", {}).items()),
+        "- load average at start / end: %s / %s (2 shared cores: other jobs run at the same time)" % (
+            m.get("loadavg_start"), m.get("loadavg_end")),
+        "- profile %s, args `%s`, wall time %s s" % (m.get("profile"), " ".join(m.get("argv", [])),
+                                                   m.get("wall_seconds")),
+    ]
+    for link, li in sorted(m.get("links", {}).items(), key=lambda x: link_key(x[0])):
+        lines.append("- link %s: MTU %s%s" % (link, li.get("mtu"), "".join(
+            "; %s=%s" % (k, v) for k, v in li.items() if k.startswith("net."))))
+    for miss in m.get("missing", []):
+        lines.append("- MISSING: " + miss)
+    return lines
+
+
+def plots(outdir, agg, tcp):
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        sys.stderr.write("bench: matplotlib not available (apt-get install -y python3-matplotlib): "
+                         "no plots\n")
+        return []
+    pdir = os.path.join(outdir, "plots")
+    os.makedirs(pdir, exist_ok=True)
+    made = []
+    # 1. throughput vs RTT per tool, one figure per rate: stock, lfn, TCP
+    rates = sorted({k[0].split("/")[0] for k in agg if k[0] != "loopback"})
+    for rate in rates:
+        tools = [t for t in TOOL_ORDER if any(k[1] == t and k[0].startswith(rate + "/") for k in agg)]
+        if not tools:
+            continue
+        n = len(tools)
+        cols = min(4, n)
+        rows = (n + cols - 1) // cols
+        fig, axes = plt.subplots(rows, cols, figsize=(4 * cols, 3.3 * rows), squeeze=False)
+        for i, tool in enumerate(tools):
+            ax = axes[i // cols][i % cols]
+            links = sorted({k[0] for k in agg if k[0].startswith(rate + "/") and k[1] == tool}, key=link_key)
+            rtts = [link_key(l)[1] for l in links]
+            for tree, style in (("stock", "o-"), ("lfn", "s-")):
+                xs, ys, lo, hi = [], [], [], []
+                for l, r in zip(links, rtts):
+                    st = agg.get((l, tool, "default", False, tree))
+                    if st:
+                        xs.append(r)
+                        ys.append(st["mbs"])
+                        lo.append(st["mbs"] - st["mbs_min"])
+                        hi.append(st["mbs_max"] - st["mbs"])
+                if xs:
+                    ax.errorbar(xs, ys, yerr=[lo, hi], fmt=style, capsize=3, label=tree)
+            d = "down" if tool.endswith(("-down", "-get")) else "up"
+            tx = [(r, tcp[(l, d)]) for l, r in zip(links, rtts) if (l, d) in tcp]
+            if tx:
+                ax.plot([x for x, _ in tx], [y for _, y in tx], "k^--", label="raw TCP")
+            if rtts:
+                import numpy
+                xr = numpy.linspace(max(min(rtts) * 0.5, 5), max(rtts) * 1.1, 50)
+                ax.set_xlim(0, max(rtts) * 1.15)
+                ax.plot(xr, WINDOW / (xr / 1e3) / 1e6, ":", color="grey", label="2 MiB/RTT")
+            ax.set_title("%s @ %s" % (tool, rate))
+            ax.set_xlabel("RTT (ms)")
+            ax.set_ylabel("MB/s")
+            ax.set_ylim(bottom=0)
+            ax.grid(alpha=0.3)
+            if i == 0:
+                ax.legend(fontsize=8)
+        for j in range(n, rows * cols):
+            axes[j // cols][j % cols].axis("off")
+        fig.suptitle("throughput vs RTT, %s link (default cipher; median, min-max bars)" % rate)
+        fig.tight_layout()
+        f = os.path.join(pdir, "throughput-vs-rtt-%s.png" % rate)
+        fig.savefig(f, dpi=90)
+        plt.close(fig)
+        made.append(f)
+    # 2. CPU s/GB per cipher (client and server, stock and lfn), per link/tool with >1 cipher
+    combos = sorted({(k[0], k[1]) for k in agg if k[2] != "default" and not k[3]},
+                    key=lambda x: (link_key(x[0]), TOOL_ORDER.index(x[1]) if x[1] in TOOL_ORDER else 99))
+    if combos:
+        n = len(combos)
+        cols = min(3, n)
+        rows = (n + cols - 1) // cols
+        fig, axes = plt.subplots(rows, cols, figsize=(5 * cols, 3.5 * rows), squeeze=False)
+        for i, (link, tool) in enumerate(combos):
+            ax = axes[i // cols][i % cols]
+            ciphers = [c for c in CIPHER_ORDER if any((link, tool, c, False, t) in agg for t in ("stock", "lfn"))]
+            width = 0.2
+            series = [("stock", "cpu_c", "stock client"), ("stock", "cpu_s", "stock server"),
+                      ("lfn", "cpu_c", "lfn client"), ("lfn", "cpu_s", "lfn server")]
+            for j, (tree, key, lab) in enumerate(series):
+                xs = [ci + (j - 1.5) * width for ci in range(len(ciphers))]
+                ys = [(agg.get((link, tool, c, False, tree)) or {}).get(key, 0) for c in ciphers]
+                ax.bar(xs, ys, width, label=lab)
+            ax.set_xticks(range(len(ciphers)))
+            ax.set_xticklabels(ciphers)
+            ax.set_ylabel("CPU s/GB")
+            ax.set_title("%s %s" % (tool, link))
+            ax.grid(axis="y", alpha=0.3)
+            if i == 0:
+                ax.legend(fontsize=8)
+        for j in range(n, rows * cols):
+            axes[j // cols][j % cols].axis("off")
+        fig.suptitle("CPU s/GB by cipher\n(client and server process trees, see table.md)", fontsize=9)
+        fig.tight_layout()
+        f = os.path.join(pdir, "cpu-per-cipher.png")
+        fig.savefig(f, dpi=90)
+        plt.close(fig)
+        made.append(f)
+    # 3. loopback: every tool, stock vs lfn vs TCP
+    lt = [t for t in TOOL_ORDER if ("loopback", t, "default", False, "stock") in agg or
+          ("loopback", t, "default", False, "lfn") in agg]
+    if lt:
+        fig, ax = plt.subplots(figsize=(9, 3.5))
+        width = 0.38
+        for j, tree in enumerate(("stock", "lfn")):
+            ys = [(agg.get(("loopback", t, "default", False, tree)) or {}).get("mbs", 0) for t in lt]
+            ax.bar([i + (j - 0.5) * width for i in range(len(lt))], ys, width, label=tree)
+        ax.set_xticks(range(len(lt)))
+        ax.set_xticklabels(lt, fontsize=8)
+        ax.set_ylabel("MB/s")
+        ax.set_title("loopback (CPU-bound), default cipher; raw TCP up %s MB/s" % fmt(tcp.get(("loopback", "up"))))
+        ax.legend(fontsize=8)
+        ax.grid(axis="y", alpha=0.3)
+        fig.tight_layout()
+        f = os.path.join(pdir, "loopback.png")
+        fig.savefig(f, dpi=90)
+        plt.close(fig)
+        made.append(f)
+    return made
+
+
+def write_all(outdir, rows, machine, plots_on=True, plots=None):
+    if plots is not None:
+        plots_on = plots
+    agg = aggregate(rows)
+    tcp = tcp_by_link(rows)
+    tl, notes = table(agg, tcp)
+    made = globals()["plots"](outdir, agg, tcp) if plots_on else []
+    md = ["# openssh-lfn bench: %s profile" % machine.get("profile", "?"), ""]
+    md += ["MB/s = 10^6 bytes/s of payload, median of the measured runs (min–max), computed "
+           "net of connection setup: size / (wall time − setup), where setup is the median "
+           "time of `ssh host true` for that build, link and options (wall-clock MB/s is in "
+           "results.jsonl). CPU s/GB = user+system CPU seconds per 10^9 bytes: client = the "
+           "client command and all its children (getrusage of the waited-for process tree: "
+           "scp/sftp/rsync plus the ssh they spawn); server = everything the per-build sshd "
+           "listener reaped for the connection (cutime+cstime delta of its /proc stat: "
+           "sshd-session, sshd-auth, the post-auth child and the remote command — cat, "
+           "sftp-server, scp -t or rsync --server). Raw TCP = iperf3, one stream, same link "
+           "and direction. The machine is shared (2 cores, other builds running): "
+           "expect noise.", ""]
+    md += tl
+    md += [""] + notes
+    cn = ceiling_note(agg)
+    if cn:
+        md += ["", "## stock against its window ceiling (2 MiB / RTT)", ""] + cn
+    md += ["", "## machine", ""] + machine_md(machine)
+    if made:
+        md += ["", "## plots", ""] + ["![%s](plots/%s)" % (os.path.basename(f), os.path.basename(f))
+                                      for f in made]
+    with open(os.path.join(outdir, "table.md"), "w") as f:
+        f.write("\n".join(md) + "\n")
+    return os.path.join(outdir, "table.md")
+
+
+def main():
+    d = sys.argv[1] if len(sys.argv) > 1 else "build/bench/latest"
+    rows = [json.loads(l) for l in open(os.path.join(d, "results.jsonl")) if l.strip()]
+    machine = json.load(open(os.path.join(d, "machine.json")))
+    print(write_all(d, rows, machine, plots=("--no-plots" not in sys.argv)))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# fastpath-unit: unit tests for the 03xx fast paths, built against the
+# tree's objects (regress-bench/unit/fastpath-*.c).
+#  - fastpath-chachapoly: chacha20-poly1305@openssh.com on libcrypto's
+#    Poly1305 (patch 0301) vs RFC 8439 vectors and upstream's chacha.c +
+#    poly1305.c on random packets.
+. "$(dirname "$0")/../lib/sshenv.sh"
+trap lfn_cleanup EXIT
+lfn_env_init fastpath-unit
+UNIT="$LFN_TOP/regress-bench/unit"
+[ -f "$LFN_TREE/libssh.a" ] && [ -f "$LFN_TREE/openbsd-compat/libopenbsd-compat.a" ] ||
+	{ echo "tree not built (no libssh.a): skipped"; exit 77; }
+mkv() { sed -n "s/^$1=//p" "$LFN_TREE/Makefile" | head -1 | sed "s/\$([A-Za-z_]*)//g"; }
+CC_T=$(mkv CC); CFLAGS_T=$(mkv CFLAGS); CPPFLAGS_T=$(mkv CPPFLAGS)
+LDFLAGS_T=$(mkv LDFLAGS); LIBS_T="$(mkv LIBS) $(mkv CHANNELLIBS)"
+CC_T=${CC_T:-cc}
+
+for t in fastpath-chachapoly; do
+	tid "unit: $t"
+	# shellcheck disable=SC2086
+	if ! $CC_T $CFLAGS_T -I"$LFN_TREE" -I"$LFN_TREE/openbsd-compat" $CPPFLAGS_T \
+	    -o "$T/$t" "$UNIT/$t.c" $LDFLAGS_T "$LFN_TREE/libssh.a" \
+	    "$LFN_TREE/openbsd-compat/libopenbsd-compat.a" $LIBS_T -lcrypto \
+	    > "$T/$t.build.log" 2>&1; then
+		cat "$T/$t.build.log"
+		fail "$t did not build"
+		continue
+	fi
+	"$T/$t" > "$T/$t.log" 2>&1 || { cat "$T/$t.log"; fail "$t failed"; continue; }
+	verbose "$(tail -2 "$T/$t.log" | tr '\n' ' ')"
+done
+lfn_finish

@@ -1,0 +1,119 @@
+#!/usr/bin/env bash
+# none-tools: NoneEnabled (patch 0401) with scp, sftp, rsync -e ssh, rekeying
+# after the switch (RekeyLimit on either side), a multiplexed connection
+# (switches back to encryption for a tty session), and interop with the
+# stock build and the system ssh (they never switch; nothing fails).
+. "$(dirname "$0")/../lib/sshenv.sh"
+trap lfn_cleanup EXIT
+lfn_env_init none-tools
+"$LFN_TREE/ssh" -G -oNoneEnabled=yes x 2>/dev/null | grep -qi '^noneenabled yes' ||
+	{ echo "ssh has no NoneEnabled (patch 0401 missing): skipped"; exit 77; }
+
+dd if=/dev/urandom of="$T/data" bs=1M count=8 status=none
+p=$(lfn_free_port)
+lfn_sshd_start "$LFN_TREE" "$p" <<< "NoneEnabled yes"
+slog=$SSHD_LOG
+switched() { grep -c 'switched to cipher none' "$slog"; }
+
+tid "scp (SFTP protocol) upload with NoneEnabled"
+n0=$(switched); rm -f "$T/up"
+lfn_scp "$LFN_TREE" "$p" -oNoneEnabled=yes "$T/data" "lfnpeer:$T/up" 2> "$T/err" || fail "scp failed: $(cat "$T/err")"
+cmp -s "$T/data" "$T/up" || fail "scp upload corrupted"
+sleep 0.2; [ "$(switched)" -gt "$n0" ] || fail "scp did not switch"
+grep -q 'NOT ENCRYPTED' "$T/err" || fail "scp: no warning on stderr"
+
+tid "scp -O (legacy protocol) download with NoneEnabled"
+n0=$(switched); rm -f "$T/down"
+lfn_scp "$LFN_TREE" "$p" -O -q -oNoneEnabled=yes "lfnpeer:$T/data" "$T/down" 2> "$T/err" || fail "scp -O failed: $(cat "$T/err")"
+cmp -s "$T/data" "$T/down" || fail "scp -O download corrupted"
+sleep 0.2; [ "$(switched)" -gt "$n0" ] || fail "scp -O did not switch"
+
+tid "sftp get/put with NoneEnabled"
+n0=$(switched); rm -f "$T/down" "$T/up"
+printf 'get %s %s\nput %s %s\n' "$T/data" "$T/down" "$T/data" "$T/up" |
+	lfn_sftp "$LFN_TREE" "$p" -q -oNoneEnabled=yes -b - lfnpeer > /dev/null 2> "$T/err" || fail "sftp failed: $(cat "$T/err")"
+cmp -s "$T/data" "$T/down" || fail "sftp get corrupted"
+cmp -s "$T/data" "$T/up" || fail "sftp put corrupted"
+sleep 0.2; [ "$(switched)" -gt "$n0" ] || fail "sftp did not switch"
+
+if command -v rsync >/dev/null; then
+	tid "rsync -e ssh with NoneEnabled"
+	n0=$(switched); rm -rf "$T/rs"; mkdir "$T/rs"
+	rsync -a -e "$LFN_TREE/ssh -F $T/ssh_config -p $p -oHostKeyAlias=lfnpeer -oNoneEnabled=yes" \
+	    "$T/data" "127.0.0.1:$T/rs/" 2> "$T/err" || fail "rsync failed: $(cat "$T/err")"
+	cmp -s "$T/data" "$T/rs/data" || fail "rsync copy corrupted"
+	sleep 0.2; [ "$(switched)" -gt "$n0" ] || fail "rsync did not switch"
+else
+	verbose "rsync not installed: rsync case skipped"
+fi
+
+tid "rekey after the switch (client RekeyLimit 1M): none kept, fresh MAC keys"
+lfn_ssh "$LFN_TREE" "$p" -v -oNoneEnabled=yes -oRekeyLimit=1M lfnpeer "cat $T/data" > "$T/down" 2> "$T/err" ||
+	fail "connection failed"
+cmp -s "$T/data" "$T/down" || fail "download corrupted"
+n=$(grep -c 'rekeyed: cipher none, fresh keys for MAC umac-64-etm' "$T/err")
+[ "$n" -ge 3 ] || fail "expected several rekeys keeping none, got $n"
+grep 'kex: client->server cipher:' "$T/err" | tail -n +2 | grep -qv 'cipher: none' &&
+	fail "a rekey after the switch left cipher none"
+
+tid "rekey after the switch (server RekeyLimit 1M)"
+p2=$(lfn_free_port)
+lfn_sshd_start "$LFN_TREE" "$p2" <<-EOF
+NoneEnabled yes
+RekeyLimit 1M
+EOF
+rm -f "$T/up"
+lfn_ssh "$LFN_TREE" "$p2" -v -oNoneEnabled=yes lfnpeer "cat > $T/up" < "$T/data" 2> "$T/err" || fail "connection failed"
+cmp -s "$T/data" "$T/up" || fail "upload corrupted"
+n=$(grep -c 'rekeyed: cipher none' "$T/err")
+[ "$n" -ge 3 ] || fail "expected several server-initiated rekeys keeping none, got $n"
+
+tid "multiplexed connection: non-tty mux sessions switch, a tty session re-encrypts"
+ctl="$T/ctl"
+lfn_ssh "$LFN_TREE" "$p" -v -E "$T/master.log" -oNoneEnabled=yes -M -S "$ctl" -oControlPersist=no -fN lfnpeer ||
+	fail "mux master failed"
+mpid=$("$LFN_TREE/ssh" -S "$ctl" -O check x 2>&1 | sed -n 's/.*pid=\([0-9]*\).*/\1/p')
+[ -n "$mpid" ] && LFN_PIDS+=("$mpid")
+rm -f "$T/down"
+lfn_ssh "$LFN_TREE" "$p" -S "$ctl" lfnpeer "cat $T/data" > "$T/down" || fail "mux session failed"
+cmp -s "$T/data" "$T/down" || fail "mux download corrupted"
+grep 'kex: client->server cipher:' "$T/master.log" | tail -1 | grep -q 'cipher: none' || fail "mux master did not switch"
+lfn_ssh "$LFN_TREE" "$p" -S "$ctl" -tt lfnpeer "echo tty-ok" < /dev/null > "$T/out" 2>/dev/null || fail "mux tty session failed"
+grep -q tty-ok "$T/out" || fail "mux tty session output missing"
+sleep 0.3
+grep -q 're-keying to encrypt the session again' "$T/master.log" || fail "master did not re-encrypt for the tty session"
+grep 'kex: client->server cipher:' "$T/master.log" | tail -1 | grep -q 'cipher: none' && fail "still cipher none after a tty session"
+grep -q 'encryption re-enabled' "$slog" || fail "sshd did not log re-encryption"
+rm -f "$T/down"
+lfn_ssh "$LFN_TREE" "$p" -S "$ctl" lfnpeer "cat $T/data" > "$T/down" || fail "mux session after re-encryption failed"
+cmp -s "$T/data" "$T/down" || fail "mux download after re-encryption corrupted"
+"$LFN_TREE/ssh" -S "$ctl" -O exit x 2>/dev/null
+
+if [ -x "$STOCK_TREE/sshd" ]; then
+	tid "interop: lfn client NoneEnabled -> stock sshd (stays encrypted, one notice)"
+	ps=$(lfn_free_port)
+	lfn_sshd_start "$STOCK_TREE" "$ps" < /dev/null
+	rm -f "$T/down"
+	lfn_ssh "$LFN_TREE" "$ps" -v -oNoneEnabled=yes lfnpeer "cat $T/data" > "$T/down" 2> "$T/err" || fail "connection failed"
+	cmp -s "$T/data" "$T/down" || fail "download corrupted"
+	[ "$(grep -c 'server does not permit the none cipher' "$T/err")" = 1 ] || fail "no single refusal notice"
+	grep 'kex: client->server cipher:' "$T/err" | grep -q 'cipher: none' && fail "switched with stock sshd"
+	lfn_scp "$LFN_TREE" "$ps" -q -oNoneEnabled=yes "$T/data" "lfnpeer:$T/up2" 2>/dev/null || fail "scp to stock failed"
+	cmp -s "$T/data" "$T/up2" || fail "scp to stock corrupted"
+
+	tid "interop: stock client -> lfn sshd NoneEnabled (never switches)"
+	n0=$(switched); rm -f "$T/down"
+	lfn_ssh "$STOCK_TREE" "$p" lfnpeer "cat $T/data" > "$T/down" || fail "connection failed"
+	cmp -s "$T/data" "$T/down" || fail "download corrupted"
+	sleep 0.2; [ "$(switched)" = "$n0" ] || fail "stock client switched"
+else
+	verbose "stock build missing: stock interop skipped"
+fi
+if [ -x /usr/bin/ssh ]; then
+	tid "interop: system ssh ($(/usr/bin/ssh -V 2>&1 | cut -d, -f1)) -> lfn sshd NoneEnabled"
+	n0=$(switched); rm -f "$T/down"
+	/usr/bin/ssh -F "$T/ssh_config" -p "$p" -o HostKeyAlias=lfnpeer 127.0.0.1 "cat $T/data" > "$T/down" || fail "connection failed"
+	cmp -s "$T/data" "$T/down" || fail "download corrupted"
+	sleep 0.2; [ "$(switched)" = "$n0" ] || fail "system ssh switched"
+fi
+lfn_finish
