@@ -142,10 +142,11 @@ lfn_cleanup() {
 
 # Test reporting in upstream regress style: tid / trace / fail / verbose.
 LFN_FAILS=0
+LFN_FAIL_MSGS=()
 tid()     { LFN_TID="$*"; printf 'run test %s ...\n' "$*"; }
 trace()   { [ -n "${LFN_VERBOSE:-}" ] && printf 'trace: %s\n' "$*"; return 0; }
 verbose() { printf '  %s\n' "$*"; }
-fail()    { LFN_FAILS=$((LFN_FAILS+1)); printf 'FAIL: %s: %s\n' "${LFN_TID:-}" "$*"; }
+fail()    { LFN_FAILS=$((LFN_FAILS+1)); LFN_FAIL_MSGS+=("$*"); printf 'FAIL: %s: %s\n' "${LFN_TID:-}" "$*"; }
 # lfn_finish: exit status of the test script.
 lfn_finish() {
 	if [ "$LFN_FAILS" -ne 0 ]; then echo "failed ${LFN_TID:-}"; exit 1; fi
