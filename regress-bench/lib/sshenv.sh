@@ -152,3 +152,27 @@ lfn_finish() {
 	if [ "$LFN_FAILS" -ne 0 ]; then echo "failed ${LFN_TID:-}"; exit 1; fi
 	echo "ok ${LFN_TID:-}"; exit 0
 }
+
+# lfn_wan_link TAG RTT_MS RATE: an emulated link (regress-bench/wanemu) for
+# this test, torn down by lfn_cleanup.  Skips the test (exit 77) when root,
+# network namespaces or the emulator are missing.  Sets NA (client side
+# namespace), NB (server side) and ADDR (the server's address, seen from NA).
+LFN_WAN_TAGS=()
+lfn_wan_link() {
+	local wanemu=${WANEMU:-$LFN_TOP/regress-bench/wanemu}
+	[ "$(id -u)" = 0 ] || { echo "needs root (network namespaces): skipped"; exit 77; }
+	[ -x "$wanemu/wanemu-up" ] || { echo "no WAN emulator ($wanemu/wanemu-up): skipped"; exit 77; }
+	ip netns list >/dev/null 2>&1 || { echo "no network namespaces: skipped"; exit 77; }
+	"$wanemu/wanemu-up" -n "$1" --rtt "$2" --rate "$3" --quiet >/dev/null 2>&1 ||
+		{ echo "wanemu-up failed: skipped"; exit 77; }
+	LFN_WAN_TAGS+=("$1")
+	NA=lfn-$1-a NB=lfn-$1-b ADDR=198.18.0.2
+}
+# lfn_wan_cleanup: take down the links lfn_wan_link made.
+lfn_wan_cleanup() {
+	local t
+	for t in "${LFN_WAN_TAGS[@]}"; do
+		"${WANEMU:-$LFN_TOP/regress-bench/wanemu}/wanemu-down" -n "$t" --quiet 2>/dev/null
+	done
+	LFN_WAN_TAGS=()
+}

@@ -6,18 +6,10 @@
 # Growth is read from the receiver's log (ssh -v, or sshd at LogLevel
 # VERBOSE): "channel N: receive window A -> B".  No timing assertions.
 . "$(dirname "$0")/../lib/sshenv.sh"
-WANEMU=${WANEMU:-$LFN_TOP/regress-bench/wanemu}
-[ "$(id -u)" = 0 ] || { echo "needs root (network namespaces): skipped"; exit 77; }
-[ -x "$WANEMU/wanemu-up" ] || { echo "no WAN emulator ($WANEMU/wanemu-up): skipped"; exit 77; }
-ip netns list >/dev/null 2>&1 || { echo "no network namespaces: skipped"; exit 77; }
 
-TAG=wa$$
-NA=lfn-$TAG-a NB=lfn-$TAG-b ADDR=198.18.0.2
-cleanup() { lfn_cleanup; "$WANEMU/wanemu-down" -n "$TAG" --quiet 2>/dev/null; }
-trap cleanup EXIT
+trap 'lfn_cleanup; lfn_wan_cleanup' EXIT
 lfn_env_init window-autotune
-"$WANEMU/wanemu-up" -n "$TAG" --rtt 100 --rate 1gbit --quiet >/dev/null 2>&1 ||
-	{ echo "wanemu-up failed: skipped"; exit 77; }
+lfn_wan_link wa$$ 100 1gbit
 
 dd if=/dev/urandom of="$T/data" bs=1M count=24 status=none
 port=$(lfn_free_port)

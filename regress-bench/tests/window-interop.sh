@@ -5,19 +5,11 @@
 # grows (an lfn receiver grows, a stock one keeps its 2 MiB).  Also scp,
 # sftp put/get/reput/reget, -R/-B overrides and rsync -e ssh.
 . "$(dirname "$0")/../lib/sshenv.sh"
-WANEMU=${WANEMU:-$LFN_TOP/regress-bench/wanemu}
-[ "$(id -u)" = 0 ] || { echo "needs root (network namespaces): skipped"; exit 77; }
-[ -x "$WANEMU/wanemu-up" ] || { echo "no WAN emulator ($WANEMU/wanemu-up): skipped"; exit 77; }
 [ -x "$STOCK_TREE/sshd" ] || { echo "stock build missing: skipped"; exit 77; }
-ip netns list >/dev/null 2>&1 || { echo "no network namespaces: skipped"; exit 77; }
 
-TAG=wi$$
-NA=lfn-$TAG-a NB=lfn-$TAG-b ADDR=198.18.0.2
-cleanup() { lfn_cleanup; "$WANEMU/wanemu-down" -n "$TAG" --quiet 2>/dev/null; }
-trap cleanup EXIT
+trap 'lfn_cleanup; lfn_wan_cleanup' EXIT
 lfn_env_init window-interop
-"$WANEMU/wanemu-up" -n "$TAG" --rtt 50 --rate 1gbit --quiet >/dev/null 2>&1 ||
-	{ echo "wanemu-up failed: skipped"; exit 77; }
+lfn_wan_link wi$$ 50 1gbit
 
 dd if=/dev/urandom of="$T/data" bs=1M count=32 status=none
 p_lfn=$(lfn_free_port); lfn_sshd_start "$LFN_TREE" "$p_lfn" "$NB" </dev/null; log_lfn=$SSHD_LOG

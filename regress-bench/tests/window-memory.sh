@@ -9,18 +9,10 @@
 # Then 16 concurrent scp uploads to one sshd complete intact within 16 x
 # the per-connection bound.  No timing assertions.
 . "$(dirname "$0")/../lib/sshenv.sh"
-WANEMU=${WANEMU:-$LFN_TOP/regress-bench/wanemu}
-[ "$(id -u)" = 0 ] || { echo "needs root (network namespaces): skipped"; exit 77; }
-[ -x "$WANEMU/wanemu-up" ] || { echo "no WAN emulator ($WANEMU/wanemu-up): skipped"; exit 77; }
-ip netns list >/dev/null 2>&1 || { echo "no network namespaces: skipped"; exit 77; }
 
-TAG=wm$$
-NA=lfn-$TAG-a NB=lfn-$TAG-b ADDR=198.18.0.2
-cleanup() { lfn_cleanup; "$WANEMU/wanemu-down" -n "$TAG" --quiet 2>/dev/null; }
-trap cleanup EXIT
+trap 'lfn_cleanup; lfn_wan_cleanup' EXIT
 lfn_env_init window-memory
-"$WANEMU/wanemu-up" -n "$TAG" --rtt 50 --rate 1gbit --quiet >/dev/null 2>&1 ||
-	{ echo "wanemu-up failed: skipped"; exit 77; }
+lfn_wan_link wm$$ 50 1gbit
 
 CAP=16777216	# MaxChannelWindow used here (16M) to keep the test short
 SLACK=8388608	# allocator and buffer slack beyond the window
