@@ -13,7 +13,18 @@ lfn_wan_link wa$$ 100 1gbit
 
 dd if=/dev/urandom of="$T/data" bs=1M count=24 status=none
 port=$(lfn_free_port)
-lfn_sshd_start "$LFN_TREE" "$port" "$NB" </dev/null
+# Inner connections through the -L forward come from 127.0.0.1: their own
+# session windows stay fixed, so growth in sshd's log is the forward's.
+lfn_sshd_start "$LFN_TREE" "$port" "$NB" <<EOF
+Match Address 127.0.0.1
+	HPNDisabled yes
+EOF
+# bg_ssh ARGS...: an ssh in the client namespace, started directly so that
+# $! is ssh itself (killing a function's subshell would orphan it).
+bg_ssh() {
+	ip netns exec "$NA" "$LFN_TREE/ssh" -F "$T/ssh_config" -p "$port" \
+	    -o HostKeyAlias=lfnpeer -o HostName="$ADDR" "$@" &
+}
 
 c() { lfn_ssh "$LFN_TREE" -n "$NA" -h "$ADDR" "$port" "$@"; }
 # grew LOG: the largest "receive window A -> B" target in LOG (0 if none).
@@ -50,8 +61,8 @@ check_grew "session upload" "$(since "$m")"
 
 tid "-L forward: both directions grow"
 lport=$(( port + 1 ))
-c -v -E "$T/fwd.log" -N -o ExitOnForwardFailure=yes \
-    -L "127.0.0.1:$lport:127.0.0.1:$port" lfnpeer &
+bg_ssh -v -E "$T/fwd.log" -N -o ExitOnForwardFailure=yes \
+    -L "127.0.0.1:$lport:127.0.0.1:$port" lfnpeer
 fpid=$!; LFN_PIDS+=("$fpid")
 for _ in $(seq 1 100); do grep -q 'Local forwarding listening' "$T/fwd.log" 2>/dev/null && break; sleep 0.1; done
 # An inner ssh through the forward: its bytes ride the -L channel.
@@ -70,7 +81,7 @@ kill "$fpid" 2>/dev/null; wait "$fpid" 2>/dev/null
 
 tid "mux session: master's window grows; upload grows the server's"
 ctl="$T/ctl.%C"
-c -v -E "$T/master.log" -N -o ControlMaster=yes -o ControlPath="$ctl" lfnpeer &
+bg_ssh -v -E "$T/master.log" -N -o ControlMaster=yes -o ControlPath="$ctl" lfnpeer
 mpid=$!; LFN_PIDS+=("$mpid")
 for _ in $(seq 1 100); do
 	c -o ControlPath="$ctl" -O check lfnpeer >/dev/null 2>&1 && break; sleep 0.1

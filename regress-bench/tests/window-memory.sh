@@ -119,15 +119,4 @@ done
 verbose "sshd total VmHWM peak $((peak / MIB)) MiB for 16 connections"
 [ "$peak" -le $(( 16 * (2 * sbase + CAP + SLACK) )) ] || fail "sshd total $peak beyond 16 x per-connection bound"
 
-# KNOWN ISSUE (issue #4): with 0201 the receive-side RSS bound is not yet
-# guaranteed: on an idle machine a stalled 16 MiB-cap download was seen at
-# VmRSS 32 MB / VmHWM 55 MB (design: cap + 8 MiB / 1.5 x cap + 8 MiB).  Until
-# 0201 is fixed, a breach of these bounds is reported as a skip with the
-# numbers above, not a pass; LFN_STRICT=1 makes it fail.  Data integrity
-# failures and everything else still fail.
-if [ "$LFN_FAILS" -ne 0 ] && [ -z "${LFN_STRICT:-}" ] && \
-   ! grep -qv -e 'beyond' <(printf '%s\n' "${LFN_FAIL_MSGS[@]}"); then
-	echo "KNOWN ISSUE #4: memory bound exceeded (see above); LFN_STRICT=1 fails"
-	exit 77
-fi
 lfn_finish

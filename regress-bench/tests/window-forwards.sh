@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# window-forwards: the receive windows of forwarded channels grow beyond
+# upstream's 2 MiB on a long fat link (patch 0201), like session and -L
+# channels (window-autotune.sh): remote forwards (-R), dynamic SOCKS forwards
+# (-D) and stdio forwards (-W, which ProxyJump uses), in both directions,
+# data cmp-checked.  An inner ssh rides each forward; growth is read from
+# the receiving end's log ("channel N: receive window A -> B"): the outer
+# client's -v log when data flows towards it, sshd's VERBOSE log otherwise.
+# No timing assertions.
+. "$(dirname "$0")/../lib/sshenv.sh"
+
+trap 'lfn_cleanup; lfn_wan_cleanup' EXIT
+lfn_env_init window-forwards
+lfn_wan_link wf$$ 100 1gbit
+
+dd if=/dev/urandom of="$T/data" bs=1M count=24 status=none
+port=$(lfn_free_port)
+# Inner connections that reach sshd through a forward come from 127.0.0.1:
+# their own session windows stay fixed, so growth in sshd's log is the
+# forward's (checked: exactly one channel grows per upload).
+lfn_sshd_start "$LFN_TREE" "$port" "$NB" <<EOF2
+Match Address 127.0.0.1
+	HPNDisabled yes
+EOF2
+
+c() { lfn_ssh "$LFN_TREE" -n "$NA" -h "$ADDR" "$port" "$@"; }
+grew() {
+	grep -o 'receive window [0-9]* -> [0-9]*' "$1" 2>/dev/null |
+	    awk '{ if ($5 > m) m = $5 } END { print m + 0 }'
+}
+mark() { wc -l < "$SSHD_LOG"; }
+since() { tail -n +"$(( $1 + 1 ))" "$SSHD_LOG" > "$T/sshd.part"; echo "$T/sshd.part"; }
+check_grew() {	# LABEL LOG
+	local w; w=$(grew "$2")
+	if [ "$w" -gt 2097152 ]; then
+		verbose "$1: window grew to $w"
+	else
+		fail "$1: receive window did not grow beyond 2 MiB"
+		grep -i 'window\|error\|fatal' "$2" | tail -5 | sed 's/^/    /'
+	fi
+}
+# both LABEL INNER...: a download and an upload with the inner ssh command
+# INNER (given "lfnpeer CMD"); DOWNLOG/UPLOG name the receivers' logs:
+# "client" (the outer client's $T/outer.log) or "server" (sshd's log).
+both() {
+	local label=$1 downlog=$2 uplog=$3 m log; shift 3
+	: > "$T/outer.log.mark"
+	m=$(mark); rm -f "$T/down"; cp "$T/outer.log" "$T/outer.before" 2>/dev/null || : > "$T/outer.before"
+	"$@" lfnpeer "cat $T/data" > "$T/down" || fail "$label download failed"
+	cmp -s "$T/data" "$T/down" || fail "$label download corrupted"
+	sleep 0.5
+	if [ "$downlog" = client ]; then
+		log="$T/outer.down"; diff "$T/outer.before" "$T/outer.log" | sed -n 's/^> //p' > "$log"
+	else
+		log=$(since "$m")
+	fi
+	check_grew "$label download ($downlog receives)" "$log"
+	m=$(mark); rm -f "$T/up"; cp "$T/outer.log" "$T/outer.before"
+	"$@" lfnpeer "cat > $T/up" < "$T/data" || fail "$label upload failed"
+	cmp -s "$T/data" "$T/up" || fail "$label upload corrupted"
+	sleep 0.5
+	if [ "$uplog" = client ]; then
+		log="$T/outer.up"; diff "$T/outer.before" "$T/outer.log" | sed -n 's/^> //p' > "$log"
+	else
+		log=$(since "$m")
+		n=$(grep -c 'receive window 2097152 -> ' "$log")
+		[ "$n" -eq 1 ] || fail "$label upload: $n channels grew on sshd, expected the forward's only"
+	fi
+	check_grew "$label upload ($uplog receives)" "$log"
+}
+# outer ARGS...: a long-lived outer ssh (-N) with forwarding ARGS, logging
+# to $T/outer.log; waits for WAITFOR in the log.
+outer() {
+	local waitfor=$1; shift
+	: > "$T/outer.log"
+	# started directly (not through a function) so that $! is ssh itself
+	ip netns exec "$NA" "$LFN_TREE/ssh" -F "$T/ssh_config" -p "$port" \
+	    -o HostKeyAlias=lfnpeer -o HostName="$ADDR" -v -E "$T/outer.log" \
+	    -N -o ExitOnForwardFailure=yes "$@" lfnpeer &
+	OUTER=$!; LFN_PIDS+=("$OUTER")
+	for _ in $(seq 1 150); do grep -q "$waitfor" "$T/outer.log" 2>/dev/null && return; sleep 0.1; done
+	fail "outer ssh $*: no '$waitfor'"; cat "$T/outer.log" >&2
+}
+
+tid "-R forward: both directions grow"
+# sshd listens on 127.0.0.1:rport inside the server's namespace; each
+# connection comes back to the outer client, which connects to the sshd
+# across the link.  The inner ssh runs in the server's namespace.
+rport=$(( port + 1 ))
+outer "remote forward success" -R "127.0.0.1:$rport:$ADDR:$port"
+inner_r() { lfn_ssh "$LFN_TREE" -n "$NB" -h 127.0.0.1 "$rport" "$@"; }
+# download = inner client receives: the -R channel carries it sshd-wards
+both "-R" server client inner_r
+kill "$OUTER" 2>/dev/null; wait "$OUTER" 2>/dev/null
+
+tid "-D dynamic (SOCKS) forward: both directions grow"
+dport=$(( port + 2 ))
+outer "Local forwarding listening" -D "127.0.0.1:$dport"
+inner_d() {
+	lfn_ssh "$LFN_TREE" -n "$NA" -h "127.0.0.1" "$port" -o ProxyCommand="python3 $LFN_TOP/regress-bench/lib/socks5-connect.py 127.0.0.1 $dport 127.0.0.1 $port" "$@"
+}
+both "-D" client server inner_d
+kill "$OUTER" 2>/dev/null; wait "$OUTER" 2>/dev/null
+
+tid "-W stdio forward (ProxyJump): both directions grow"
+: > "$T/outer.log"
+inner_w() {
+	lfn_ssh "$LFN_TREE" -n "$NA" -h 127.0.0.1 "$port" -o ProxyCommand="$LFN_TREE/ssh -F $T/ssh_config -p $port -o HostKeyAlias=lfnpeer -o HostName=$ADDR -v -E $T/outer.log -W 127.0.0.1:$port lfnpeer" "$@"
+}
+both "-W" client server inner_w
+
+lfn_finish
