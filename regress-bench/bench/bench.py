@@ -35,8 +35,9 @@ ADDR_B = "198.18.0.2"     # wanemu: sshd/iperf3 server side (namespace b)
 TOOLS = ["ssh-up", "ssh-down", "scp-up", "scp-down", "scp-O-up",
          "sftp-put", "sftp-get", "rsync-up"]
 TOOL_DIR = {t: ("down" if t.endswith(("-down", "-get")) else "up") for t in TOOLS}
-CIPHERS = ["default", "aes128-gcm", "none"]
-CIPHER_NAME = {"aes128-gcm": "aes128-gcm@openssh.com"}
+CIPHERS = ["default", "aes128-gcm", "chacha20", "none"]
+CIPHER_NAME = {"aes128-gcm": "aes128-gcm@openssh.com",
+               "chacha20": "chacha20-poly1305@openssh.com"}
 
 PROFILES = {
     # quick: loopback + 1 Gbit/s at 50 and 100 ms, every tool with the default
@@ -625,7 +626,7 @@ def main():
     ap.add_argument("--rtts", help="comma list of RTTs in ms (with --rates), e.g. 10,50,100,200")
     ap.add_argument("--no-loopback", action="store_true", help="with --rates/--rtts: no loopback link")
     ap.add_argument("--tools", help="comma list of: " + ",".join(TOOLS))
-    ap.add_argument("--ciphers", help="comma list of: default,aes128-gcm,none (applies to every "
+    ap.add_argument("--ciphers", help="comma list of: default,aes128-gcm,chacha20,none (applies to every "
                     "tool and link; default: the profile's cipher matrix)")
     ap.add_argument("--no-compression", action="store_true", help="no compression (-C) points")
     ap.add_argument("--compression", action="store_true", help="compression point on every link")

@@ -18,7 +18,7 @@ MIB = 1 << 20
 WINDOW = 2 * MIB
 TOOL_ORDER = ["ssh-up", "ssh-down", "scp-up", "scp-down", "scp-O-up",
               "sftp-put", "sftp-get", "rsync-up"]
-CIPHER_ORDER = ["default", "aes128-gcm", "none"]
+CIPHER_ORDER = ["default", "aes128-gcm", "chacha20", "none"]
 
 
 def link_key(spec):
