@@ -6,6 +6,7 @@
 # Growth is read from the receiver's log (ssh -v, or sshd at LogLevel
 # VERBOSE): "channel N: receive window A -> B".  No timing assertions.
 . "$(dirname "$0")/../lib/sshenv.sh"
+. "$(dirname "$0")/../lib/window.sh"
 
 trap 'lfn_cleanup; lfn_wan_cleanup' EXIT
 lfn_env_init window-autotune
@@ -27,23 +28,6 @@ bg_ssh() {
 }
 
 c() { lfn_ssh "$LFN_TREE" -n "$NA" -h "$ADDR" "$port" "$@"; }
-# grew LOG: the largest "receive window A -> B" target in LOG (0 if none).
-grew() {
-	grep -o 'receive window [0-9]* -> [0-9]*' "$1" 2>/dev/null |
-	    awk '{ if ($5 > m) m = $5 } END { print m + 0 }'
-}
-# mark / since: the part of the sshd log written after the mark.
-mark() { wc -l < "$SSHD_LOG"; }
-since() { tail -n +"$(( $1 + 1 ))" "$SSHD_LOG" > "$T/sshd.part"; echo "$T/sshd.part"; }
-check_grew() {	# LABEL LOG
-	local w; w=$(grew "$2")
-	if [ "$w" -gt 2097152 ]; then
-		verbose "$1: window grew to $w"
-	else
-		fail "$1: receive window did not grow beyond 2 MiB"
-		sed 's/^/    /' "$2" | grep -i 'window\|error\|fatal' | tail -5
-	fi
-}
 
 tid "session download: client window grows"
 rm -f "$T/down"

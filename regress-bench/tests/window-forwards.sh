@@ -8,6 +8,7 @@
 # client's -v log when data flows towards it, sshd's VERBOSE log otherwise.
 # No timing assertions.
 . "$(dirname "$0")/../lib/sshenv.sh"
+. "$(dirname "$0")/../lib/window.sh"
 
 trap 'lfn_cleanup; lfn_wan_cleanup' EXIT
 lfn_env_init window-forwards
@@ -24,21 +25,6 @@ Match Address 127.0.0.1
 EOF2
 
 c() { lfn_ssh "$LFN_TREE" -n "$NA" -h "$ADDR" "$port" "$@"; }
-grew() {
-	grep -o 'receive window [0-9]* -> [0-9]*' "$1" 2>/dev/null |
-	    awk '{ if ($5 > m) m = $5 } END { print m + 0 }'
-}
-mark() { wc -l < "$SSHD_LOG"; }
-since() { tail -n +"$(( $1 + 1 ))" "$SSHD_LOG" > "$T/sshd.part"; echo "$T/sshd.part"; }
-check_grew() {	# LABEL LOG
-	local w; w=$(grew "$2")
-	if [ "$w" -gt 2097152 ]; then
-		verbose "$1: window grew to $w"
-	else
-		fail "$1: receive window did not grow beyond 2 MiB"
-		grep -i 'window\|error\|fatal' "$2" | tail -5 | sed 's/^/    /'
-	fi
-}
 # both LABEL INNER...: a download and an upload with the inner ssh command
 # INNER (given "lfnpeer CMD"); DOWNLOG/UPLOG name the receivers' logs:
 # "client" (the outer client's $T/outer.log) or "server" (sshd's log).

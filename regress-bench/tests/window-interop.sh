@@ -5,6 +5,7 @@
 # grows (an lfn receiver grows, a stock one keeps its 2 MiB).  Also scp,
 # sftp put/get/reput/reget, -R/-B overrides and rsync -e ssh.
 . "$(dirname "$0")/../lib/sshenv.sh"
+. "$(dirname "$0")/../lib/window.sh"
 [ -x "$STOCK_TREE/sshd" ] || { echo "stock build missing: skipped"; exit 77; }
 
 trap 'lfn_cleanup; lfn_wan_cleanup' EXIT
@@ -15,11 +16,7 @@ dd if=/dev/urandom of="$T/data" bs=1M count=32 status=none
 p_lfn=$(lfn_free_port); lfn_sshd_start "$LFN_TREE" "$p_lfn" "$NB" </dev/null; log_lfn=$SSHD_LOG
 p_stock=$(lfn_free_port); lfn_sshd_start "$STOCK_TREE" "$p_stock" "$NB" </dev/null; log_stock=$SSHD_LOG
 
-grew() {
-	grep -o 'receive window [0-9]* -> [0-9]*' "$1" 2>/dev/null |
-	    awk '{ if ($5 > m) m = $5 } END { print m + 0 }'
-}
-since() { tail -n +"$(( $2 + 1 ))" "$1" > "$T/part"; echo "$T/part"; }
+since_log() { tail -n +"$(( $2 + 1 ))" "$1" > "$T/part"; echo "$T/part"; }
 
 # ssh_xfer CLIENT_TREE PORT SERVERLOG LABEL EXPECT_DOWN EXPECT_UP
 # EXPECT_*: grow = window must grow, fixed = must not, any = not checked.
@@ -37,7 +34,7 @@ ssh_xfer() {
 	m=$(wc -l < "$slog")
 	lfn_ssh "$ct" -n "$NA" -h "$ADDR" "$port" lfnpeer "cat > $T/up" < "$T/data" || fail "upload failed"
 	cmp -s "$T/data" "$T/up" || fail "upload corrupted"
-	sleep 0.5; w=$(grew "$(since "$slog" "$m")")
+	sleep 0.5; w=$(grew "$(since_log "$slog" "$m")")
 	case $eup in
 	grow) [ "$w" -gt 2097152 ] || fail "server window did not grow" ;;
 	fixed) [ "$w" -eq 0 ] || fail "server window grew" ;;
@@ -56,7 +53,7 @@ if [ -x /usr/bin/ssh ]; then
 	m=$(wc -l < "$log_lfn")
 	sys "cat > $T/up" < "$T/data" || fail "upload failed"
 	cmp -s "$T/data" "$T/up" || fail "upload corrupted"
-	sleep 0.5; [ "$(grew "$(since "$log_lfn" "$m")")" -gt 2097152 ] || fail "server window did not grow"
+	sleep 0.5; [ "$(grew "$(since_log "$log_lfn" "$m")")" -gt 2097152 ] || fail "server window did not grow"
 fi
 
 # sftp_xfer CLIENT_TREE PORT LABEL [sftp options]

@@ -9,6 +9,7 @@
 # Then 16 concurrent scp uploads to one sshd complete intact within 16 x
 # the per-connection bound.  No timing assertions.
 . "$(dirname "$0")/../lib/sshenv.sh"
+. "$(dirname "$0")/../lib/window.sh"
 
 trap 'lfn_cleanup; lfn_wan_cleanup' EXIT
 lfn_env_init window-memory
@@ -26,10 +27,6 @@ MaxSessions 40
 EOF
 
 c() { lfn_ssh "$LFN_TREE" -n "$NA" -h "$ADDR" "$port" "$@"; }
-grew() {
-	grep -o 'receive window [0-9]* -> [0-9]*' "$1" 2>/dev/null |
-	    awk '{ if ($5 > m) m = $5 } END { print m + 0 }'
-}
 hwm() { awk '/^VmHWM:/ { print $2 * 1024 }' "/proc/$1/status" 2>/dev/null || echo 0; }
 rss() { awk '/^VmRSS:/ { print $2 * 1024 }' "/proc/$1/status" 2>/dev/null || echo 0; }
 # client_pid TOKEN: the pid of our ssh client whose command line has TOKEN.
