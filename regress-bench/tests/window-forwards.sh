@@ -25,34 +25,38 @@ Match Address 127.0.0.1
 EOF2
 
 c() { lfn_ssh "$LFN_TREE" -n "$NA" -h "$ADDR" "$port" "$@"; }
-# both LABEL INNER...: a download and an upload with the inner ssh command
-# INNER (given "lfnpeer CMD"); DOWNLOG/UPLOG name the receivers' logs:
-# "client" (the outer client's $T/outer.log) or "server" (sshd's log).
+# both LABEL DOWNLOG UPLOG INNER...: a download and an upload with the inner
+# ssh command INNER (given "lfnpeer CMD"); DOWNLOG/UPLOG name the receivers'
+# logs: "client" (the outer client's $T/outer.log) or "server" (sshd's log).
 both() {
-	local label=$1 downlog=$2 uplog=$3 m log; shift 3
-	: > "$T/outer.log.mark"
-	m=$(mark); rm -f "$T/down"; cp "$T/outer.log" "$T/outer.before" 2>/dev/null || : > "$T/outer.before"
-	"$@" lfnpeer "cat $T/data" > "$T/down" || fail "$label download failed"
-	cmp -s "$T/data" "$T/down" || fail "$label download corrupted"
+	local label=$1 downlog=$2 uplog=$3; shift 3
+	xfer "$label download" "$downlog" down "$@" lfnpeer "cat $T/data"
+	xfer "$label upload" "$uplog" up "$@" lfnpeer "cat > $T/up"
+}
+# xfer LABEL WHO DIR CMD...: one transfer; the receiver WHO's window must grow.
+xfer() {
+	local label=$1 who=$2 dir=$3 m log n; shift 3
+	m=$(mark); rm -f "$T/down" "$T/up"
+	cp "$T/outer.log" "$T/outer.before" 2>/dev/null || : > "$T/outer.before"
+	if [ "$dir" = down ]; then
+		"$@" > "$T/down" || fail "$label failed"
+		cmp -s "$T/data" "$T/down" || fail "$label corrupted"
+	else
+		"$@" < "$T/data" || fail "$label failed"
+		cmp -s "$T/data" "$T/up" || fail "$label corrupted"
+	fi
 	sleep 0.5
-	if [ "$downlog" = client ]; then
-		log="$T/outer.down"; diff "$T/outer.before" "$T/outer.log" | sed -n 's/^> //p' > "$log"
+	if [ "$who" = client ]; then
+		log="$T/outer.$dir"
+		diff "$T/outer.before" "$T/outer.log" | sed -n 's/^> //p' > "$log"
 	else
 		log=$(since "$m")
+		if [ "$dir" = up ]; then
+			n=$(grep -c 'receive window 2097152 -> ' "$log")
+			[ "$n" -eq 1 ] || fail "$label: $n channels grew on sshd, expected the forward's only"
+		fi
 	fi
-	check_grew "$label download ($downlog receives)" "$log"
-	m=$(mark); rm -f "$T/up"; cp "$T/outer.log" "$T/outer.before"
-	"$@" lfnpeer "cat > $T/up" < "$T/data" || fail "$label upload failed"
-	cmp -s "$T/data" "$T/up" || fail "$label upload corrupted"
-	sleep 0.5
-	if [ "$uplog" = client ]; then
-		log="$T/outer.up"; diff "$T/outer.before" "$T/outer.log" | sed -n 's/^> //p' > "$log"
-	else
-		log=$(since "$m")
-		n=$(grep -c 'receive window 2097152 -> ' "$log")
-		[ "$n" -eq 1 ] || fail "$label upload: $n channels grew on sshd, expected the forward's only"
-	fi
-	check_grew "$label upload ($uplog receives)" "$log"
+	check_grew "$label ($who receives)" "$log"
 }
 # outer ARGS...: a long-lived outer ssh (-N) with forwarding ARGS, logging
 # to $T/outer.log; waits for WAITFOR in the log.
