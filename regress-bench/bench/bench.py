@@ -37,18 +37,24 @@ TOOLS = ["ssh-up", "ssh-down", "scp-up", "scp-down", "scp-O-up",
 TOOL_DIR = {t: ("down" if t.endswith(("-down", "-get")) else "up") for t in TOOLS}
 CIPHERS = ["default", "aes128-gcm", "chacha20", "none"]
 CIPHER_NAME = {"aes128-gcm": "aes128-gcm@openssh.com",
-               "chacha20": "chacha20-poly1305@openssh.com"}
+               "chacha20": "chacha20-poly1305@openssh.com",
+               "aes128-ctr": "aes128-ctr"}
+# not in any profile (--ciphers aes128-ctr): a MAC-bound case
+CIPHER_MAC = {"aes128-ctr": "umac-64-etm@openssh.com"}
 
 PROFILES = {
     # quick: loopback + 1 Gbit/s at 50 and 100 ms: ssh and scp (SFTP mode)
     # up and down with the default cipher; the cipher matrix and compression
-    # are ssh upload on loopback (CPU-bound).  Every run lasts >= 5 s and each
-    # point needs 2 trees x (warm-up + 3 runs), so the 24-point profile with
-    # all 8 tools took 25.5 min on the 2-core VM (2026-11-22); these 16 points
-    # aim at < 15 min.  scp -O, sftp put/get and rsync: --full or --tools.
+    # are ssh upload on loopback (CPU-bound); on the emulated links ssh
+    # upload (the channel window) and scp up and down (window + SFTP
+    # pipeline).  Every run lasts >= 5 s and each point needs 2 trees x
+    # (warm-ups + 3 runs): the 24-point profile with all 8 tools took 25.5 min
+    # on the 2-core VM (2026-11-22), 16 points 15.9 min, these 14 points aim
+    # at < 15 min.  ssh-down on the emulated links, scp -O, sftp put/get and
+    # rsync: --full or --tools.
     "quick": dict(links=["loopback", "1gbit/50", "1gbit/100"],
                   tools=["ssh-up", "ssh-down", "scp-up", "scp-down"], ciphers=CIPHERS,
-                  wan_tools=["ssh-up", "ssh-down", "scp-up", "scp-down"],
+                  wan_tools=["ssh-up", "scp-up", "scp-down"],
                   cipher_links=["loopback"], cipher_tools=["ssh-up"],
                   comp_links=["loopback"], comp_tools=["ssh-up"]),
     # full: 1 and 2 Gbit/s x 10/50/100/200 ms; every tool x cipher on
@@ -231,10 +237,32 @@ class Env:
                 time.sleep(0.1)
         self.sshd = {}
 
-    # -- data files: urandom, built from one random chunk (see README)
-    def datafile(self, size):
+    # -- data files: urandom, built from one random chunk (see README).  They
+    # persist in the data dir across runs (sizes come from a coarse grid, see
+    # round_size), bounded by --data-cache: least recently used go first,
+    # never one the current point uses (evicting a file the other tree needs
+    # next meant rewriting gigabytes between interleaved runs).
+    def _scan_datadir(self):
+        for n in os.listdir(self.datadir):
+            if n.startswith("data-") and n[5:].isdigit():
+                path = os.path.join(self.datadir, n)
+                if os.path.getsize(path) == int(n[5:]):
+                    self.files[int(n[5:])] = (path, os.path.getmtime(path))
+                else:
+                    os.unlink(path)
+
+    def cached_sizes(self):
+        if not self.files:
+            self._scan_datadir()
+        return list(self.files)
+
+    def datafile(self, size, keep=()):
+        if not self.files:
+            self._scan_datadir()
         if size in self.files:
-            return self.files[size]
+            path = self.files[size][0]
+            self.files[size] = (path, time.time())
+            return path
         if self.chunk is None:
             self.chunk = os.path.join(self.datadir, "chunk-64M")
             if not os.path.exists(self.chunk) or os.path.getsize(self.chunk) != 64 * MIB:
@@ -243,28 +271,37 @@ class Env:
                         f.write(r.read(MIB))
                 os.rename(self.chunk + ".tmp", self.chunk)
         path = os.path.join(self.datadir, "data-%d" % size)
-        if not os.path.exists(path) or os.path.getsize(path) != size:
-            # keep the cache bounded: drop the others (largest first)
-            total = sum(os.path.getsize(p) for p in self.files.values() if os.path.exists(p))
-            for s in sorted(self.files, reverse=True):
-                if total + size <= self.args.data_cache:
-                    break
-                try:
-                    os.unlink(self.files[s])
-                except FileNotFoundError:
-                    pass
-                total -= s
-                del self.files[s]
-            with open(self.chunk, "rb") as c:
-                chunk = c.read()
-            with open(path + ".tmp", "wb") as f:
-                left = size
-                while left > 0:
-                    n = min(left, len(chunk))
-                    f.write(chunk[:n] if n < len(chunk) else chunk)
-                    left -= n
-            os.rename(path + ".tmp", path)
-        self.files[size] = path
+        total = sum(self.files)
+        for s in sorted(self.files, key=lambda k: self.files[k][1]):
+            if total + size <= self.args.data_cache:
+                break
+            if s in keep:
+                continue
+            try:
+                os.unlink(self.files[s][0])
+            except FileNotFoundError:
+                pass
+            total -= s
+            del self.files[s]
+        # copy_file_range: the kernel copies from the (cached) chunk, three
+        # times faster here than writing from Python (1 GiB: 1.1 s vs 3.6 s)
+        with open(self.chunk, "rb") as c, open(path + ".tmp", "wb") as f:
+            left = size
+            while left > 0:
+                n = min(left, 64 * MIB)
+                off = 0
+                while off < n:
+                    try:
+                        k = os.copy_file_range(c.fileno(), f.fileno(), n - off, off)
+                    except (AttributeError, OSError):
+                        c.seek(off)
+                        k = f.write(c.read(n - off))
+                    if k <= 0:
+                        raise RuntimeError("bench: cannot write " + path)
+                    off += k
+                left -= n
+        os.rename(path + ".tmp", path)
+        self.files[size] = (path, time.time())
         return path
 
 
@@ -307,6 +344,8 @@ def client_cmd(env, tree, link, tool, cipher, comp, src, dst):
     opts = []
     if cipher in CIPHER_NAME:
         opts += ["-c", CIPHER_NAME[cipher]]
+    if cipher in CIPHER_MAC:
+        opts += ["-m", CIPHER_MAC[cipher]]
     elif cipher == "none":
         opts += ["-o", "NoneEnabled=yes"]
     if comp:
@@ -345,9 +384,12 @@ def client_cmd(env, tree, link, tool, cipher, comp, src, dst):
     return ["bash", "-c", script, "bench"] + argv, stdin
 
 
-def run_once(env, tree, link, tool, cipher, comp, size):
-    """One transfer.  Returns a dict: wall, client/server CPU, rc."""
-    src = env.datafile(size) if size else "/dev/null"
+def run_once(env, tree, link, tool, cipher, comp, size, keep=()):
+    """One transfer.  Returns a dict: wall, client/server CPU, rc, and the
+    harness's own seconds around it (data file, waiting for sshd to reap)."""
+    h0 = time.monotonic()
+    src = env.datafile(size, keep) if size else "/dev/null"
+    h1 = time.monotonic()
     dst = os.path.join(env.tmp, "rsync-dst")
     if tool == "rsync-up":
         shutil.rmtree(dst, ignore_errors=True)
@@ -375,7 +417,9 @@ def run_once(env, tree, link, tool, cipher, comp, size):
     p.returncode = os.waitstatus_to_exitcode(status)
     if fin:
         fin.close()
+    h2 = time.monotonic()
     s1 = sshd_child_cpu(sshd_pid)
+    h3 = time.monotonic()
     errf.seek(0)
     err = errf.read().decode(errors="replace").strip()
     errf.close()
@@ -387,7 +431,8 @@ def run_once(env, tree, link, tool, cipher, comp, size):
             p.returncode = -100
     return dict(wall=wall, cpu_client=ru.ru_utime + ru.ru_stime,
                 cpu_client_user=ru.ru_utime, cpu_client_sys=ru.ru_stime,
-                cpu_server=s1 - s0, rc=p.returncode, stderr=err[-300:])
+                cpu_server=s1 - s0, rc=p.returncode, stderr=err[-300:],
+                harness_s=dict(data=round(h1 - h0, 2), pre=round(t0 - h1, 2), post=round(h3 - h2, 2)))
 
 
 # --------------------------------------------------------------------------
@@ -609,11 +654,51 @@ class Progress:
         log(msg)
 
 
+def fit_cost(pts):
+    """(fixed seconds, bytes/s) from warm-ups [(size, net seconds)]: the line
+    through the two largest if it makes sense, else size / time of the largest."""
+    pts = sorted(pts)
+    s2, t2 = pts[-1]
+    if len(pts) >= 2:
+        s1, t1 = pts[-2]
+        if s2 >= 1.5 * s1 and t2 > t1:
+            rate = (s2 - s1) / (t2 - t1)
+            fixed = t2 - s2 / rate
+            if 0.0 <= fixed <= 0.6 * t2:
+                return fixed, rate
+    return 0.0, s2 / t2
+
+
+def plan_size(fit, setup, args, cached=()):
+    """Size for a run that lasts --target-time seconds (wall clock, setup
+    included), given the fit; capped by --max-time and --max-size.  A data
+    file already there is taken instead when it plans for between
+    --min-time + 10 % and --target-time + 30 % (writing a new one costs
+    seconds per GB, the largest share of the quick profile's time once)."""
+    fixed, rate = fit
+
+    def size_for(t):
+        return min(rate * max(t - setup - fixed, 0.5), rate * args.max_time, args.max_size)
+    want = size_for(args.target_time)
+    lo, hi = size_for(args.min_time * 1.1), size_for(args.target_time * 1.3)
+    have = [s for s in cached if lo <= s <= hi]
+    if have:
+        return min(have, key=lambda s: abs(s - want))
+    up = round_size(want)
+    down = round_size(up - 1) if up > 4 * MIB else up
+    return down if down >= lo else up
+
+
 def round_size(b):
-    """Round up: to 4 MiB (>= 4 MiB) up to 512 MiB, else to 64 MiB (few
-    distinct data files, at most a few % more than asked for)."""
-    step = 4 * MIB if b <= 512 * MIB else 64 * MIB
-    return max(4 * MIB, -(-int(b) // step) * step)
+    """Round up to a coarse grid, so that points and trees share data files
+    (each new size is gigabytes to write): 4 MiB steps up to 64 MiB, above
+    that 8 steps per power of two (at most 12.5 % more than asked for)."""
+    b = int(b)
+    if b <= 64 * MIB:
+        step = 4 * MIB
+    else:
+        step = (1 << (b.bit_length() - 1)) // 8
+    return max(4 * MIB, -(-b // step) * step)
 
 
 def main():
@@ -636,8 +721,8 @@ def main():
     ap.add_argument("--no-warmup", action="store_true", help="no warm-up run (needs --size)")
     ap.add_argument("--size", type=parse_size, help="fixed transfer size (e.g. 512M); default: "
                     "calibrated per point for --target-time")
-    ap.add_argument("--target-time", type=float, default=5.5,
-                    help="seconds per run from first to last byte (5.5; connection setup comes on top)")
+    ap.add_argument("--target-time", type=float, default=5.6,
+                    help="planned seconds per run, connection setup included (5.6)")
     ap.add_argument("--min-time", type=float, default=5.0,
                     help="a run shorter than this is re-done with more data (5)")
     ap.add_argument("--max-time", type=float, default=90.0, help="cap on a run's expected seconds (90)")
@@ -648,8 +733,8 @@ def main():
     ap.add_argument("--out", help="results directory (default build/bench/<timestamp>, "
                     "with build/bench/latest pointing at it)")
     ap.add_argument("--data-dir", help="where the random data files live (build/bench/data)")
-    ap.add_argument("--data-cache", type=parse_size, default=parse_size("12G"),
-                    help="max bytes of cached data files (12G)")
+    ap.add_argument("--data-cache", type=parse_size, default=parse_size("16G"),
+                    help="max bytes of cached data files (16G)")
     ap.add_argument("--no-plots", action="store_true")
     ap.add_argument("--dry-run", action="store_true", help="print the points and exit")
     ap.add_argument("--lfn-tree", default=os.environ.get("LFN_TREE", os.path.join(TOP, "openssh-portable")))
@@ -671,7 +756,7 @@ def main():
         args.link_objs = [Link(s) for s in specs]
     except ValueError as e:
         die(str(e))
-    for opt, allowed in (("tools", TOOLS), ("ciphers", CIPHERS), ("trees", ["stock", "lfn"])):
+    for opt, allowed in (("tools", TOOLS), ("ciphers", CIPHERS + ["aes128-ctr"]), ("trees", ["stock", "lfn"])):
         v = getattr(args, opt)
         if v is not None:
             v = v.split(",")
@@ -697,7 +782,7 @@ def main():
             die("%s not found (apt-get install -y %s)" % (prog, "iproute2" if prog == "ip" else prog))
 
     points = build_points(args, prof)
-    est_per_point = len(trees) * ((args.runs + (0 if args.no_warmup else 0.4)) * (args.target_time + 1.2))
+    est_per_point = len(trees) * (args.runs * (args.target_time + 0.3) + (2.0 if args.no_warmup else 12.0))
     if args.dry_run:
         for p in points:
             print("%-12s %-9s %-11s %s" % (p[0], p[1], p[2], "comp" if p[3] else ""))
@@ -844,39 +929,52 @@ def run_point(env, args, prog, link, tool, cipher, comp, trees, tcp, setup, emit
             setup[key] = median(v) if v else 0.0
             emit(dict(base, kind="setup", tree=t, run=-2, seconds=setup[key], samples=v))
     expect = tcp.get(TOOL_DIR[tool]) or (300.0 if link.loopback else parse_rate(link.rate) / 8e6)
+    # the size of a measured run comes from the warm-ups: a transfer costs
+    # setup + fixed + size / rate, and the fixed part is not small (stock:
+    # ~1.3 s on loopback whatever the size, see README), so one warm-up's
+    # size / time misjudges the rate; two warm-ups of different sizes give
+    # both, and the size is planned for --target-time (wall clock, setup included)
+    fits = {}
     for t in active:
         if args.size:
             size[t] = args.size
-        else:
-            est = expect
-            if t == "stock" and link.window_ceiling():
-                est = min(est, link.window_ceiling() * 1.1)
-            size[t] = round_size(min(max(est * 1e6 * 0.5, 8 * MIB), 16 * MIB))
-        if not args.no_warmup:
-            # warm-up; it also calibrates the size: repeated (bigger) while
-            # the transfer took under two seconds (shorter ones underestimate
-            # the rate: ramp-up and setup jitter weigh too much, and every
-            # measured run found too short is a wasted run)
+            continue
+        est = expect
+        if t == "stock" and link.window_ceiling():
+            est = min(est, link.window_ceiling() * 1.1)
+        size[t] = round_size(min(max(est * 1e6 * 0.6, 16 * MIB), 256 * MIB, args.max_size))
+    if not args.no_warmup:
+        for t in list(active):
+            st = setup[(t, cipher, comp)]
+            pts = []
             for w in range(3):
                 prog.line("%s %s: warm-up %d MiB" % (label, t, size[t] // MIB))
-                r = run_once(env, t, link, tool, cipher, comp, size[t])
-                emit(dict(base, tree=t, run=-1, size=size[t], setup_s=setup[(t, cipher, comp)], **r))
-                net = r["wall"] - setup[(t, cipher, comp)]
-                if r["rc"] != 0 or args.size or net >= 2.0 or size[t] >= args.max_size:
+                r = run_once(env, t, link, tool, cipher, comp, size[t], set(size.values()))
+                emit(dict(base, tree=t, run=-1, size=size[t], setup_s=st, **r))
+                if r["rc"] != 0:
                     break
-                size[t] = round_size(min(size[t] / max(net, 0.05) * 2.5, args.max_size))
+                net = max(r["wall"] - st, 0.05)
+                pts.append((size[t], net))
+                # enough: two sizes with the larger >= 1.5 s, or one that
+                # is most of a measured run already (the fixed part is then
+                # small beside it)
+                if args.size or size[t] >= args.max_size or \
+                        (len(pts) >= 2 and net >= 1.5) or net >= 0.8 * (args.target_time - st):
+                    break
+                # next warm-up: aimed at ~2 s, at least 1.5x the data
+                want = min(max(size[t] / net * 2.0, size[t] * 1.5), args.max_size)
+                have = [c for c in env.cached_sizes()
+                        if max(want * 0.7, size[t] * 1.5) <= c <= want * 1.4]
+                size[t] = min(have, key=lambda c: abs(c - want)) if have else round_size(want)
             if r["rc"] != 0:
                 prog.note("bench: %s %s: warm-up failed (rc %d): %s" % (label, t, r["rc"], r["stderr"]))
                 missing.append("%s %s: failed: %s" % (label, t, r["stderr"][-120:]))
-                active = [x for x in active if x != t]
+                active.remove(t)
                 prog.done += 1
                 continue
+            fits[t] = fit_cost(pts)
             if not args.size:
-                net = max(r["wall"] - setup[(t, cipher, comp)], 0.05)
-                rate = size[t] / net
-                s = rate * args.target_time * 1.1
-                s = min(s, rate * args.max_time, args.max_size)
-                size[t] = round_size(s)
+                size[t] = plan_size(fits[t], st, args, env.cached_sizes())
     runs = {t: [] for t in active}
     redo = {t: 0 for t in active}
     i = 0
@@ -899,7 +997,9 @@ def run_point(env, args, prog, link, tool, cipher, comp, trees, tcp, setup, emit
                 # too short: discard and grow the size (at most twice)
                 emit(dict(row, valid=False, note="shorter than --min-time, size grown"))
                 net = max(r["wall"] - setup[(t, cipher, comp)], 0.05)
-                size[t] = round_size(min(size[t] / net * args.target_time * 1.1, args.max_size))
+                # scale as if there were no fixed cost: never too little
+                size[t] = round_size(min(size[t] * max((args.target_time * 1.05 - setup[(t, cipher, comp)]) / net, 1.1),
+                                         args.max_size))
                 redo[t] += 1
                 runs[t] = []
                 continue

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # fastpath-interop: the 03xx fast paths stay wire-identical.  For every
-# cipher (and for -C), openssh-lfn talks to stock 10.3p1 both ways and the
-# system's ssh talks to openssh-lfn; uploads and downloads are compared
-# with cmp.  Odd sizes exercise partial blocks/packets.
+# cipher (and for -C, and UMAC-64 with and without EtM: its NH runs on
+# AVX2 in openssh-lfn, 0307), openssh-lfn talks to stock 10.3p1 both ways
+# and the system's ssh talks to openssh-lfn; uploads and downloads are
+# compared with cmp.  Odd sizes exercise partial blocks/packets.
 . "$(dirname "$0")/../lib/sshenv.sh"
 trap lfn_cleanup EXIT
 lfn_env_init fastpath-interop
@@ -45,6 +46,20 @@ for c in $CIPHERS; do
 		tid "$c: system ssh -> lfn sshd"
 		xfer "$c system->lfn" "$T/data" $SYS -F "$T/ssh_config" \
 		    -p "$p_lfn" -o HostKeyAlias=lfnpeer -o HostName=127.0.0.1 -c "$c" && negotiated "$c"
+	fi
+done
+
+for m in umac-64-etm@openssh.com umac-64@openssh.com; do
+	tid "aes128-ctr + $m: lfn <-> stock, system -> lfn"
+	for way in "lfn->stock $LFN_TREE $p_stock" "stock->lfn $STOCK_TREE $p_lfn"; do
+		set -- $way
+		xfer "$m $1" "$T/data" lfn_ssh "$2" "$3" -c aes128-ctr -m "$m" &&
+			{ grep -q "kex: client->server cipher: aes128-ctr MAC: $m " "$T/v.log" ||
+			    fail "$m $1: not negotiated: $(grep 'MAC:' "$T/v.log" | tr '\n' ' ')"; }
+	done
+	if [ -n "$SYS" ]; then
+		xfer "$m system->lfn" "$T/data" $SYS -F "$T/ssh_config" \
+		    -p "$p_lfn" -o HostKeyAlias=lfnpeer -o HostName=127.0.0.1 -c aes128-ctr -m "$m"
 	fi
 done
 

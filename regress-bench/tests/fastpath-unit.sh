@@ -4,6 +4,11 @@
 #  - fastpath-chachapoly: chacha20-poly1305@openssh.com on libcrypto's
 #    Poly1305 (patch 0301) vs RFC 8439 vectors and upstream's chacha.c +
 #    poly1305.c on random packets.
+#  - fastpath-split: cipher_crypt_split() (held patch 0308: channel data
+#    encrypted from where it lies) byte-identical to cipher_crypt() for
+#    every cipher, CBC refused; only where the tree has that patch.
+#  - fastpath-umac: UMAC-64 with the AVX2 NH (patch 0307) against the
+#    portable NH and RFC 4418's test vectors.
 . "$(dirname "$0")/../lib/sshenv.sh"
 trap lfn_cleanup EXIT
 lfn_env_init fastpath-unit
@@ -15,7 +20,10 @@ CC_T=$(mkv CC); CFLAGS_T=$(mkv CFLAGS); CPPFLAGS_T=$(mkv CPPFLAGS)
 LDFLAGS_T=$(mkv LDFLAGS); LIBS_T="$(mkv LIBS) $(mkv CHANNELLIBS)"
 CC_T=${CC_T:-cc}
 
-for t in fastpath-chachapoly; do
+units=fastpath-chachapoly
+grep -q cipher_crypt_split "$LFN_TREE/cipher.h" && units="$units fastpath-split"
+grep -q nh_aux_avx2 "$LFN_TREE/umac.c" && units="$units fastpath-umac"
+for t in $units; do
 	tid "unit: $t"
 	# shellcheck disable=SC2086
 	if ! $CC_T $CFLAGS_T -I"$LFN_TREE" -I"$LFN_TREE/openbsd-compat" $CPPFLAGS_T \
