@@ -26,7 +26,7 @@ grep -q nh_aux_avx2 "$LFN_TREE/umac.c" && units="$units fastpath-umac"
 for t in $units; do
 	tid "unit: $t"
 	# shellcheck disable=SC2086
-	if ! $CC_T $CFLAGS_T -I"$LFN_TREE" -I"$LFN_TREE/openbsd-compat" $CPPFLAGS_T \
+	if ! $CC_T $CFLAGS_T -I"$UNIT" -I"$LFN_TREE" -I"$LFN_TREE/openbsd-compat" $CPPFLAGS_T \
 	    -o "$T/$t" "$UNIT/$t.c" $LDFLAGS_T "$LFN_TREE/libssh.a" \
 	    "$LFN_TREE/openbsd-compat/libopenbsd-compat.a" $LIBS_T -lcrypto \
 	    > "$T/$t.build.log" 2>&1; then

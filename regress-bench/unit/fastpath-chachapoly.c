@@ -37,17 +37,7 @@
 #include "poly1305.h"
 #include "cipher-chachapoly.h"
 
-static int failures, checks;
-
-#define CHECK(cond, ...) do { \
-	checks++; \
-	if (!(cond)) { \
-		failures++; \
-		fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
-		fprintf(stderr, __VA_ARGS__); \
-		fputc('\n', stderr); \
-	} \
-} while (0)
+#include "unit-check.h"
 
 static size_t
 unhex(u_char *out, size_t max, const char *s)

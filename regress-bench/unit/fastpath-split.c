@@ -26,17 +26,7 @@
 #include "ssherr.h"
 #include "cipher.h"
 
-static int failures, checks;
-
-#define CHECK(cond, ...) do { \
-	checks++; \
-	if (!(cond)) { \
-		failures++; \
-		fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
-		fprintf(stderr, __VA_ARGS__); \
-		fputc('\n', stderr); \
-	} \
-} while (0)
+#include "unit-check.h"
 
 static u_int32_t
 rnd(void)

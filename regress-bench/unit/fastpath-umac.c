@@ -34,17 +34,7 @@
 #undef umac_delete
 #undef umac_ctx
 
-static int failures, checks;
-
-#define CHECK(cond, ...) do { \
-	checks++; \
-	if (!(cond)) { \
-		failures++; \
-		fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
-		fprintf(stderr, __VA_ARGS__); \
-		fputc('\n', stderr); \
-	} \
-} while (0)
+#include "unit-check.h"
 
 static void
 tag_pair(const u_char key[16], const u_char nonce[8], const u_char *m,
