@@ -475,6 +475,32 @@ def tcp_ceiling(env, link, direction, seconds):
             srv.wait()
 
 
+def tcp_same_bytes(env, link, direction, path):
+    """Raw TCP moving the file itself (tcpbytes.py), for --tcp-bytes."""
+    port = 5202 if not link.loopback else int(env.bash("lfn_free_port").strip())
+    pre_b = ["ip", "netns", "exec", link.ns_b] if link.ns_b else []
+    pre_a = ["ip", "netns", "exec", link.ns_a] if link.ns_a else []
+    helper = os.path.join(os.path.dirname(os.path.abspath(__file__)), "tcpbytes.py")
+    srv = subprocess.Popen(pre_b + [sys.executable, helper, "serve", str(port), direction, path],
+                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        if srv.stdout.readline().strip() != "ready":
+            return None
+        r = subprocess.run(pre_a + [sys.executable, helper, "client", link.addr, str(port), direction, path],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=600)
+        if r.returncode != 0:
+            return None
+        return json.loads(r.stdout)
+    except (ValueError, subprocess.TimeoutExpired):
+        return None
+    finally:
+        try:
+            srv.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            srv.kill()
+            srv.wait()
+
+
 # --------------------------------------------------------------------------
 # wanemu
 
@@ -728,6 +754,8 @@ def main():
     ap.add_argument("--max-time", type=float, default=90.0, help="cap on a run's expected seconds (90)")
     ap.add_argument("--max-size", type=parse_size, default=parse_size("8G"), help="cap on the size (8G)")
     ap.add_argument("--tcp-seconds", type=int, default=5, help="iperf3 -t per run (5)")
+    ap.add_argument("--tcp-bytes", action="store_true",
+                    help="with --size: raw TCP moves the same file (tcpbytes.py) instead of iperf3 -t")
     ap.add_argument("--tcp-runs", type=int, default=1, help="iperf3 runs per link and direction (1)")
     ap.add_argument("--no-tcp", action="store_true", help="skip the raw TCP ceiling")
     ap.add_argument("--out", help="results directory (default build/bench/<timestamp>, "
@@ -766,6 +794,8 @@ def main():
             setattr(args, opt, v)
     if args.no_warmup and not args.size:
         die("--no-warmup needs --size (the warm-up calibrates the size)")
+    if args.tcp_bytes and not args.size:
+        die("--tcp-bytes needs --size (TCP moves that file)")
     trees = args.trees
 
     for t in trees:
@@ -856,7 +886,22 @@ def main():
             machine["links"][link.spec] = link_info(link)
             # raw TCP ceiling, both directions
             tcp = {}
-            if not args.no_tcp:
+            if args.tcp_bytes:
+                path = env.datafile(args.size)
+                for d in ("up", "down"):
+                    prog.line("%s: raw TCP, the same %s bytes, %s" % (link, args.size, d))
+                    vals = []
+                    for i in range(args.tcp_runs):
+                        r = tcp_same_bytes(env, link, d, path)
+                        if r:
+                            vals.append(r["mbs"])
+                            emit(dict(kind="tcp", link=link.spec, rtt_ms=link.rtt, rate=link.rate,
+                                      tree="tcp", tool="tcpbytes-" + d, dir=d, run=i, **r))
+                    tcp[d] = median(vals)
+                    if not vals:
+                        missing.append("%s: tcpbytes %s failed" % (link, d))
+                    prog.done += 1
+            elif not args.no_tcp:
                 for d in ("up", "down"):
                     prog.line("%s: raw TCP (iperf3 -t %d, one stream) %s" % (link, args.tcp_seconds, d))
                     vals = []

@@ -4,7 +4,7 @@
 #  - fastpath-chachapoly: chacha20-poly1305@openssh.com on libcrypto's
 #    Poly1305 (patch 0301) vs RFC 8439 vectors and upstream's chacha.c +
 #    poly1305.c on random packets.
-#  - fastpath-split: cipher_crypt_split() (held patch 0308: channel data
+#  - fastpath-split: cipher_crypt_split() (held patch 0310: channel data
 #    encrypted from where it lies) byte-identical to cipher_crypt() for
 #    every cipher, CBC refused; only where the tree has that patch.
 #  - fastpath-umac: UMAC-64 with the AVX2 NH (patch 0307) against the

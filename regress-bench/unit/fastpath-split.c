@@ -1,5 +1,5 @@
 /*
- * fastpath-split: unit test for openssh-lfn held patch 0308 (channel data
+ * fastpath-split: unit test for openssh-lfn held patch 0310 (channel data
  * encrypted from the channel buffer: cipher_crypt_split()).
  *
  * Built by regress-bench/tests/fastpath-unit.sh against a built tree.
