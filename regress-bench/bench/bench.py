@@ -888,33 +888,24 @@ def main():
             tcp = {}
             if args.tcp_bytes:
                 path = env.datafile(args.size)
-                for d in ("up", "down"):
-                    prog.line("%s: raw TCP, the same %s bytes, %s" % (link, args.size, d))
-                    vals = []
-                    for i in range(args.tcp_runs):
-                        r = tcp_same_bytes(env, link, d, path)
-                        if r:
-                            vals.append(r["mbs"])
-                            emit(dict(kind="tcp", link=link.spec, rtt_ms=link.rtt, rate=link.rate,
-                                      tree="tcp", tool="tcpbytes-" + d, dir=d, run=i, **r))
-                    tcp[d] = median(vals)
-                    if not vals:
-                        missing.append("%s: tcpbytes %s failed" % (link, d))
-                    prog.done += 1
-            elif not args.no_tcp:
-                for d in ("up", "down"):
-                    prog.line("%s: raw TCP (iperf3 -t %d, one stream) %s" % (link, args.tcp_seconds, d))
-                    vals = []
-                    for i in range(args.tcp_runs):
-                        r = tcp_ceiling(env, link, d, args.tcp_seconds)
-                        if r:
-                            vals.append(r["mbs"])
-                            emit(dict(kind="tcp", link=link.spec, rtt_ms=link.rtt, rate=link.rate,
-                                      tree="tcp", tool="iperf3-" + d, dir=d, run=i, **r))
-                    tcp[d] = median(vals)
-                    if not vals:
-                        missing.append("%s: iperf3 %s failed" % (link, d))
-                    prog.done += 1
+                tname, what = "tcpbytes", "the same %s bytes" % args.size
+                measure = lambda d: tcp_same_bytes(env, link, d, path)
+            else:
+                tname, what = "iperf3", "iperf3 -t %d, one stream" % args.tcp_seconds
+                measure = lambda d: tcp_ceiling(env, link, d, args.tcp_seconds)
+            for d in () if args.no_tcp and not args.tcp_bytes else ("up", "down"):
+                prog.line("%s: raw TCP (%s) %s" % (link, what, d))
+                vals = []
+                for i in range(args.tcp_runs):
+                    r = measure(d)
+                    if r:
+                        vals.append(r["mbs"])
+                        emit(dict(kind="tcp", link=link.spec, rtt_ms=link.rtt, rate=link.rate,
+                                  tree="tcp", tool="%s-%s" % (tname, d), dir=d, run=i, **r))
+                tcp[d] = median(vals)
+                if not vals:
+                    missing.append("%s: %s %s failed" % (link, tname, d))
+                prog.done += 1
             env.start_sshds(link, trees)
             setup = {}
             try:

@@ -24,6 +24,17 @@ import sys
 import time
 
 
+def drain(s):
+    """Read the socket to EOF; return the number of bytes."""
+    n = 0
+    buf = bytearray(1 << 20)
+    while True:
+        r = s.recv_into(buf)
+        if r == 0:
+            return n
+        n += r
+
+
 def serve(port, direction, path):
     ls = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -33,13 +44,7 @@ def serve(port, direction, path):
     s, _ = ls.accept()
     ls.close()
     if direction == "up":
-        n = 0
-        buf = bytearray(1 << 20)
-        while True:
-            r = s.recv_into(buf)
-            if r == 0:
-                break
-            n += r
+        n = drain(s)
         s.sendall(struct.pack("!Q", n))
     else:
         with open(path, "rb") as f:
@@ -70,13 +75,7 @@ def client(host, port, direction, path):
         t1 = time.monotonic()
         n = struct.unpack("!Q", got)[0] if len(got) == 8 else 0
     else:
-        n = 0
-        buf = bytearray(1 << 20)
-        while True:
-            r = s.recv_into(buf)
-            if r == 0:
-                break
-            n += r
+        n = drain(s)
         t1 = time.monotonic()
     s.close()
     dt = t1 - t0
