@@ -9,8 +9,9 @@ trap lfn_cleanup EXIT
 lfn_env_init fastpath-compress
 [ -x "$STOCK_TREE/sshd" ] || { echo "stock build missing: skipped"; exit 77; }
 
-# zeros, 9 MiB random (> the 8 MiB probe interval), then 14 MB of text
-{ head -c 1048576 /dev/zero; head -c 9437187 /dev/urandom; seq 1 2000000; } > "$T/mixed"
+# zeros, 9 MiB random (> the 8 MiB probe interval), then 21 MB of text (a
+# failed probe doubles the interval, so text must last > 16 MiB more)
+{ head -c 1048576 /dev/zero; head -c 9437187 /dev/urandom; seq 1 3000000; } > "$T/mixed"
 head -c 8388608 /dev/zero > "$T/zero"
 head -c 4194301 /dev/urandom > "$T/rand"
 
