@@ -438,10 +438,23 @@ def run_once(env, tree, link, tool, cipher, comp, size, keep=()):
 # --------------------------------------------------------------------------
 # raw TCP ceiling: iperf3, one stream
 
+def netns_prefixes(link):
+    """Command prefixes that run in the link's client (a) and server (b) namespaces."""
+    return ([["ip", "netns", "exec", ns] if ns else [] for ns in (link.ns_a, link.ns_b)])
+
+
+def reap(srv):
+    """Wait for a raw-TCP server process, killing it if it does not exit."""
+    try:
+        srv.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        srv.kill()
+        srv.wait()
+
+
 def tcp_ceiling(env, link, direction, seconds):
     port = 5201 if not link.loopback else int(env.bash("lfn_free_port").strip())
-    pre_b = ["ip", "netns", "exec", link.ns_b] if link.ns_b else []
-    pre_a = ["ip", "netns", "exec", link.ns_a] if link.ns_a else []
+    pre_a, pre_b = netns_prefixes(link)
     srv = subprocess.Popen(pre_b + ["iperf3", "-s", "-1", "-p", str(port)],
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
@@ -468,18 +481,13 @@ def tcp_ceiling(env, link, direction, seconds):
                     cpu_host=e.get("cpu_utilization_percent", {}).get("host_total"),
                     cpu_remote=e.get("cpu_utilization_percent", {}).get("remote_total"))
     finally:
-        try:
-            srv.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            srv.kill()
-            srv.wait()
+        reap(srv)
 
 
 def tcp_same_bytes(env, link, direction, path):
     """Raw TCP moving the file itself (tcpbytes.py), for --tcp-bytes."""
     port = 5202 if not link.loopback else int(env.bash("lfn_free_port").strip())
-    pre_b = ["ip", "netns", "exec", link.ns_b] if link.ns_b else []
-    pre_a = ["ip", "netns", "exec", link.ns_a] if link.ns_a else []
+    pre_a, pre_b = netns_prefixes(link)
     helper = os.path.join(os.path.dirname(os.path.abspath(__file__)), "tcpbytes.py")
     srv = subprocess.Popen(pre_b + [sys.executable, helper, "serve", str(port), direction, path],
                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
@@ -494,11 +502,7 @@ def tcp_same_bytes(env, link, direction, path):
     except (ValueError, subprocess.TimeoutExpired):
         return None
     finally:
-        try:
-            srv.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            srv.kill()
-            srv.wait()
+        reap(srv)
 
 
 # --------------------------------------------------------------------------
