@@ -9,6 +9,10 @@
 #    every cipher, CBC refused; only where the tree has that patch.
 #  - fastpath-umac: UMAC-64 with the AVX2 NH (patch 0307) against the
 #    portable NH and RFC 4418's test vectors.
+#  - window-queue: sshbuf_allocate_queue() (patch 0201: a channel's output
+#    buffer under a grown window) appends in amortised O(1) copies with a
+#    lagging consumer, stays within the window when the consumer stops,
+#    keeps every byte in order and still enforces max_size.
 . "$(dirname "$0")/../lib/sshenv.sh"
 trap lfn_cleanup EXIT
 lfn_env_init fastpath-unit
@@ -23,6 +27,7 @@ CC_T=${CC_T:-cc}
 units=fastpath-chachapoly
 grep -q cipher_crypt_split "$LFN_TREE/cipher.h" && units="$units fastpath-split"
 grep -q nh_aux_avx2 "$LFN_TREE/umac.c" && units="$units fastpath-umac"
+grep -q sshbuf_allocate_queue "$LFN_TREE/sshbuf.h" && units="$units window-queue"
 for t in $units; do
 	tid "unit: $t"
 	# shellcheck disable=SC2086
