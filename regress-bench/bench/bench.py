@@ -826,7 +826,8 @@ def main():
 
     ts = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     benchroot = os.path.join(TOP, "build", "bench")
-    outdir = args.out or os.path.join(benchroot, ts)
+    # absolute: remote commands (rsync's receiver) run in the login's home
+    outdir = os.path.abspath(args.out) if args.out else os.path.join(benchroot, ts)
     os.makedirs(outdir, exist_ok=True)
     if not args.out:
         latest = os.path.join(benchroot, "latest")
