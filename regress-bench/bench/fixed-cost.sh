@@ -18,7 +18,7 @@ port=$(lfn_free_port)
 lfn_sshd_start "$LFN_TREE" "$port" "$NB" <<< "PermitUserEnvironment HOME"
 : > "$T/empty"
 echo "put $T/empty /dev/null" > "$T/put"; echo "get $T/empty /dev/null" > "$T/get"
-secs() { local s e; s=$(date +%s.%N); "$@" > /dev/null 2>&1; e=$(date +%s.%N); echo "$e - $s" | bc; }
+secs() { local s e; s=$(date +%s.%N); "$@" > /dev/null 2>&1; e=$(date +%s.%N); awk -v s="$s" -v e="$e" 'BEGIN { print e - s }'; }
 c=(-n "$NA" -h "$ADDR" "$port")
 for i in 1 2 3; do
 	a=$(secs lfn_ssh "$LFN_TREE" "${c[@]}" lfnpeer true < /dev/null)
