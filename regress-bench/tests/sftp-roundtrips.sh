@@ -1,0 +1,133 @@
+#!/usr/bin/env bash
+# sftp-roundtrips: the round trips 0202/0203 take out of an SFTP session
+# (limits@openssh.com answered with the next request, an upload's fsetstat
+# and close sent back to back, a download starting with enough requests for
+# its first 2 MiB) are gone, and nothing else changed: every transfer is
+# intact, every error is reported as the stock client reports it (same
+# messages, same exit status), against our sftp-server and Debian's.
+# Read from the client's -vvv log, so it is exact (no timing): the stock
+# client fails the structure checks (STRUCT_TREE=build/stock to see it).
+. "$(dirname "$0")/../lib/sshenv.sh"
+[ -x "$STOCK_TREE/scp" ] || { echo "stock build missing: skipped"; exit 77; }
+ST=${STRUCT_TREE:-$LFN_TREE}
+SYS_SFTP_SERVER=/usr/lib/openssh/sftp-server
+
+trap 'lfn_cleanup' EXIT
+lfn_env_init sftp-roundtrips
+mkdir -p "$T/home"; sed -i "s#^#environment=\"HOME=$T/home\" #" "$T/authorized_keys"
+p_lfn=$(lfn_free_port); lfn_sshd_start "$LFN_TREE" "$p_lfn" <<< "PermitUserEnvironment HOME"
+p_sys=""
+if [ -x "$SYS_SFTP_SERVER" ]; then
+	p_sys=$(lfn_free_port)
+	# ForceCommand also replaces the sftp subsystem
+	lfn_sshd_start "$LFN_TREE" "$p_sys" <<EOF
+PermitUserEnvironment HOME
+ForceCommand $SYS_SFTP_SERVER
+EOF
+fi
+head -c 1000000 /dev/urandom > "$T/f1m"	# 4 blocks of 255 KiB
+head -c 5000000 /dev/urandom > "$T/f5m"	# 20 blocks
+# a private null device: truncating it fails (an fsetstat error), and -p
+# may chmod it without touching the system's /dev/null
+mknod "$T/null" c 1 3 && chmod 666 "$T/null" || { echo "cannot mknod: skipped"; exit 77; }
+
+# first_before LOG A B: the first line matching A comes before the first
+# line matching B (both present).
+first_before() {
+	local a b
+	a=$(grep -n -m1 -e "$2" "$1" | cut -d: -f1)
+	b=$(grep -n -m1 -e "$3" "$1" | cut -d: -f1)
+	[ -n "$a" ] && [ -n "$b" ] && [ "$a" -lt "$b" ]
+}
+
+tid "limits@openssh.com: the next request goes out before its reply"
+lfn_scp "$ST" "$p_lfn" -vvv "$T/f1m" "lfnpeer:$T/up" 2> "$T/up.log" || fail "scp upload failed"
+cmp -s "$T/f1m" "$T/up" || fail "scp upload corrupted"
+grep -q "Sent message limits@openssh.com I:1" "$T/up.log" || fail "no limits request"
+first_before "$T/up.log" "Sent message fd [0-9]* T:17 I:2" "Received limits reply" ||
+    fail "scp waited for the limits reply before its stat"
+grep -q "using 261120 / 261120" "$T/up.log" || fail "limits not applied (255 KiB blocks)"
+grep -q "Sent message SSH2_FXP_WRITE I:[0-9]* O:0 S:261120" "$T/up.log" ||
+    fail "first write not 255 KiB"
+lfn_sftp "$ST" "$p_lfn" -vvv -b - lfnpeer > /dev/null 2> "$T/sftp.log" <<EOF || fail "sftp batch failed"
+get $T/f1m $T/down
+EOF
+cmp -s "$T/f1m" "$T/down" || fail "sftp get corrupted"
+first_before "$T/sftp.log" "Sent message fd [0-9]* T:16 I:2" "Received limits reply" ||
+    fail "sftp waited for the limits reply before its realpath"
+
+tid "upload: fsetstat and close go out together"
+first_before "$T/up.log" "Sent message fd [0-9]* T:4 " "SSH2_FXP_STATUS 0 I:" ||
+    fail "close waited for the fsetstat status"
+lfn_scp "$ST" "$p_lfn" -vvv -p "$T/f1m" "lfnpeer:$T/up" 2> "$T/upp.log" || fail "scp -p upload failed"
+cmp -s "$T/f1m" "$T/up" || fail "scp -p upload corrupted"
+[ "$(stat -c %Y "$T/f1m")" = "$(stat -c %Y "$T/up")" ] || fail "scp -p lost the mtime"
+[ "$(grep -c "Sent message fd [0-9]* T:10 " "$T/upp.log")" = 2 ] || fail "scp -p: not two fsetstats"
+first_before "$T/upp.log" "Sent message fd [0-9]* T:4 " "SSH2_FXP_STATUS 0 I:" ||
+    fail "scp -p: close waited for the fsetstat statuses"
+
+tid "download: the first round trip carries the first 2 MiB"
+lfn_scp "$ST" "$p_lfn" -vvv "lfnpeer:$T/f5m" "$T/down" 2> "$T/down.log" || fail "scp download failed"
+cmp -s "$T/f5m" "$T/down" || fail "scp download corrupted"
+n=$(awk '/Received reply/ { exit } /Request range/ { n++ } END { print n + 0 }' "$T/down.log")
+[ "$n" = 9 ] || fail "download started with $n requests, want 9 (2 MiB / 255 KiB)"
+lfn_scp "$ST" "$p_lfn" -vvv "lfnpeer:$T/f1m" "$T/down" 2> "$T/down1.log" || fail "scp download failed"
+cmp -s "$T/f1m" "$T/down" || fail "scp download corrupted"
+n=$(awk '/Received reply/ { exit } /Request range/ { n++ } END { print n + 0 }' "$T/down1.log")
+[ "$n" = 4 ] || fail "1 MB download started with $n requests, want 4 (its size)"
+: > "$T/empty"
+lfn_scp "$ST" "$p_lfn" -q "lfnpeer:$T/empty" "$T/down" || fail "empty download failed"
+[ -f "$T/down" ] && [ ! -s "$T/down" ] || fail "empty download not empty"
+
+# Errors: the lfn and the stock client against the same server say the
+# same and exit alike.  "scp: " / "sftp: " prefixes and paths are equal.
+same_as_stock() {	# LABEL PROG ARGS... (PROG: scp or sftp; stdin: batch)
+	local label=$1 prog=$2 rc_l rc_s; shift 2
+	"lfn_$prog" "$LFN_TREE" "$@" < "${BATCH:-/dev/null}" > "$T/o.lfn" 2>&1; rc_l=$?
+	"lfn_$prog" "$STOCK_TREE" "$@" < "${BATCH:-/dev/null}" > "$T/o.stock" 2>&1; rc_s=$?
+	sed -i "s#$LFN_TREE/##; s#$STOCK_TREE/##" "$T/o.lfn" "$T/o.stock"
+	if [ "$rc_l" != "$rc_s" ] || ! cmp -s "$T/o.lfn" "$T/o.stock"; then
+		fail "$label: lfn (rc $rc_l) and stock (rc $rc_s) differ"
+		diff "$T/o.stock" "$T/o.lfn" | sed 's/^/    /' | head -10
+	else
+		verbose "$label: rc $rc_l, $(head -c 200 "$T/o.lfn" | tr '\n' ' ')"
+	fi
+}
+
+for port in $p_lfn $p_sys; do
+	srv=lfn; [ "$port" = "$p_sys" ] && srv="system sftp-server"
+	tid "errors as stock reports them ($srv)"
+	# truncating a character device fails: fsetstat's error, then close
+	same_as_stock "scp to a null device" scp "$port" "$T/f1m" "lfnpeer:$T/null"
+	same_as_stock "scp -p to a null device" scp "$port" -p "$T/f1m" "lfnpeer:$T/null"
+	same_as_stock "scp into a missing directory" scp "$port" "$T/f1m" "lfnpeer:$T/nodir/x"
+	same_as_stock "scp of a missing file" scp "$port" "lfnpeer:$T/nofile" "$T/down"
+	same_as_stock "scp of a directory without -r" scp "$port" "lfnpeer:$T/home" "$T/down"
+	printf 'put %s %s\nget %s %s\n' "$T/f1m" "$T/null" "$T/nofile" "$T/down" > "$T/batch"
+	BATCH=$T/batch same_as_stock "sftp put to a null device, get of a missing file" \
+	    sftp "$port" -b - lfnpeer
+	printf -- '-put -p %s %s\nput %s %s\n' "$T/f1m" "$T/null" "$T/f1m" "$T/up2" > "$T/batch"
+	rm -f "$T/up2"
+	BATCH=$T/batch same_as_stock "sftp put -p to a null device, then a put" \
+	    sftp "$port" -b - lfnpeer
+	cmp -s "$T/f1m" "$T/up2" || fail "put after a failed put corrupted"
+
+	tid "transfers intact ($srv): scp, -p, -l, -B, -R 1, reput/reget"
+	rm -f "$T/up" "$T/down"
+	lfn_scp "$LFN_TREE" "$port" -q -p "$T/f5m" "lfnpeer:$T/up" || fail "scp -p upload failed"
+	cmp -s "$T/f5m" "$T/up" || fail "scp -p upload corrupted"
+	lfn_scp "$LFN_TREE" "$port" -q -l 400000 "lfnpeer:$T/f5m" "$T/down" || fail "scp -l download failed"
+	cmp -s "$T/f5m" "$T/down" || fail "scp -l download corrupted"
+	rm -f "$T/up" "$T/down" "$T/up3" "$T/down3"
+	head -c 1234567 "$T/f5m" > "$T/up3"; head -c 2345678 "$T/f5m" > "$T/down3"
+	lfn_sftp "$LFN_TREE" "$port" -q -B 32768 -R 1 -b - lfnpeer > /dev/null <<EOF || fail "sftp batch failed"
+put $T/f5m $T/up
+get $T/f5m $T/down
+reput $T/f5m $T/up3
+reget $T/f5m $T/down3
+EOF
+	for f in up down up3 down3; do cmp -s "$T/f5m" "$T/$f" || fail "sftp -B 32768 -R 1: $f corrupted"; done
+done
+[ -n "$p_sys" ] || verbose "no $SYS_SFTP_SERVER: system sftp-server part not run"
+
+lfn_finish
