@@ -2,7 +2,8 @@
 # sftp-roundtrips: the round trips 0202/0203 take out of an SFTP session
 # (limits@openssh.com answered with the next request, an upload's fsetstat
 # and close sent back to back, a download starting with enough requests for
-# its first 2 MiB) are gone, and nothing else changed: every transfer is
+# its first 2 MiB, its last block asked for exactly and a small file's EOF
+# read with its data) are gone, and nothing else changed: every transfer is
 # intact, every error is reported as the stock client reports it (same
 # messages, same exit status), against our sftp-server and Debian's.
 # Read from the client's -vvv log, so it is exact (no timing): the stock
@@ -74,7 +75,16 @@ n=$(awk '/Received reply/ { exit } /Request range/ { n++ } END { print n + 0 }' 
 lfn_scp "$ST" "$p_lfn" -vvv "lfnpeer:$T/f1m" "$T/down" 2> "$T/down1.log" || fail "scp download failed"
 cmp -s "$T/f1m" "$T/down" || fail "scp download corrupted"
 n=$(awk '/Received reply/ { exit } /Request range/ { n++ } END { print n + 0 }' "$T/down1.log")
-[ "$n" = 4 ] || fail "1 MB download started with $n requests, want 4 (its size)"
+[ "$n" = 5 ] || fail "1 MB download started with $n requests, want 5 (4 blocks and the EOF)"
+grep -q "Request range 783360 -> 999999 " "$T/down1.log" || fail "last block not asked for exactly"
+tid "download: a small file's data and EOF in one round trip, no short reads"
+head -c 10000 /dev/urandom > "$T/f10k"
+lfn_scp "$ST" "$p_lfn" -vvv "lfnpeer:$T/f10k" "$T/down" 2> "$T/down10k.log" || fail "scp download failed"
+cmp -s "$T/f10k" "$T/down" || fail "small download corrupted"
+n=$(awk '/Received reply/ { exit } /Request range/ { n++ } END { print n + 0 }' "$T/down10k.log")
+[ "$n" = 2 ] || fail "10 kB download started with $n requests, want 2 (data and EOF)"
+grep -q "Short data block" "$T/down.log" "$T/down1.log" "$T/down10k.log" &&
+    fail "a download re-requested a short last block"
 : > "$T/empty"
 lfn_scp "$ST" "$p_lfn" -q "lfnpeer:$T/empty" "$T/down" || fail "empty download failed"
 [ -f "$T/down" ] && [ ! -s "$T/down" ] || fail "empty download not empty"

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# manyfiles.sh [RTT_MS] [N] [BYTES]: what per-file round trips cost a
+# recursive copy: wall time of `scp -r` of N files of BYTES each (default
+# 50 x 10 kB at 50 ms, 1 Gbit/s), upload and download, with the stock
+# client and the openssh-lfn client against the same openssh-lfn sshd,
+# 2 runs each, contents checked.  A=tree B=tree (environment) compare
+# other builds' clients.  Needs root (network namespaces).
+set -u
+cd "$(dirname "$0")/../.." || exit 1
+. regress-bench/lib/sshenv.sh
+rtt=${1:-50} n=${2:-50} bytes=${3:-10000}
+A=${A:-$STOCK_TREE} B=${B:-$LFN_TREE}
+trap 'lfn_cleanup; lfn_wan_cleanup' EXIT
+lfn_env_init manyfiles
+lfn_wan_link mf$$ "$rtt" 1gbit
+# an empty HOME: Debian's bash sources ~/.bashrc under sshd (see bench.py)
+mkdir -p "$T/home"; sed -i "s#^#environment=\"HOME=$T/home\" #" "$T/authorized_keys"
+port=$(lfn_free_port)
+lfn_sshd_start "$LFN_TREE" "$port" "$NB" <<< "PermitUserEnvironment HOME"
+mkdir -p "$T/src"
+for i in $(seq 1 "$n"); do head -c "$bytes" /dev/urandom > "$T/src/f$i"; done
+secs() { local s e; s=$(date +%s.%N); "$@" > /dev/null 2>&1; e=$(date +%s.%N); awk -v s="$s" -v e="$e" 'BEGIN { printf "%.2f", e - s }'; }
+c=(-n "$NA" -h "$ADDR" "$port")
+for run in 1 2; do
+	for tree in "$A" "$B"; do
+		rm -rf "$T/dst" "$T/back"
+		u=$(secs lfn_scp "$tree" "${c[@]}" -q -r "$T/src" "lfnpeer:$T/dst")
+		d=$(secs lfn_scp "$tree" "${c[@]}" -q -r "lfnpeer:$T/src" "$T/back")
+		ok=intact
+		diff -r "$T/src" "$T/dst" > /dev/null && diff -r "$T/src" "$T/back" > /dev/null || ok=CORRUPTED
+		printf 'rtt %s ms, %s x %s bytes, client %s: scp -r up %s s, down %s s (%s)\n' \
+		    "$rtt" "$n" "$bytes" "$tree" "$u" "$d" "$ok"
+	done
+done
