@@ -3,7 +3,8 @@
 # (limits@openssh.com answered with the next request, an upload's fsetstat
 # and close sent back to back, a download starting with enough requests for
 # its first 2 MiB, its last block asked for exactly and a small file's EOF
-# read with its data) are gone, and nothing else changed: every transfer is
+# read with its data, a download's stat when the name's lookup just
+# answered it) are gone, and nothing else changed: every transfer is
 # intact, every error is reported as the stock client reports it (same
 # messages, same exit status), against our sftp-server and Debian's.
 # Read from the client's -vvv log, so it is exact (no timing): the stock
@@ -31,6 +32,7 @@ head -c 5000000 /dev/urandom > "$T/f5m"	# 20 blocks
 # a private null device: truncating it fails (an fsetstat error), and -p
 # may chmod it without touching the system's /dev/null
 mknod "$T/null" c 1 3 && chmod 666 "$T/null" || { echo "cannot mknod: skipped"; exit 77; }
+mkfifo "$T/fifo" && ln -s fifo "$T/fifolink" || { echo "cannot mkfifo: skipped"; exit 77; }
 
 # first_before LOG A B: the first line matching A comes before the first
 # line matching B (both present).
@@ -77,6 +79,23 @@ cmp -s "$T/f1m" "$T/down" || fail "scp download corrupted"
 n=$(awk '/Received reply/ { exit } /Request range/ { n++ } END { print n + 0 }' "$T/down1.log")
 [ "$n" = 5 ] || fail "1 MB download started with $n requests, want 5 (4 blocks and the EOF)"
 grep -q "Request range 783360 -> 999999 " "$T/down1.log" || fail "last block not asked for exactly"
+tid "download: the name's lstat (a link's stat) is the download's stat"
+# scp and sftp look a name up (sftp_glob: lstat, and stat for a symbolic
+# link) and then stat'ed it again to download it: one round trip.
+nstat() { grep -c "Sent message fd [0-9]* T:17 " "$1"; }
+grep -q "Sent message fd [0-9]* T:7 " "$T/down.log" || fail "scp download: no lstat"
+[ "$(nstat "$T/down.log")" = 0 ] || fail "scp download stat'ed a regular file after its lstat"
+[ "$(nstat "$T/sftp.log")" = 0 ] || fail "sftp get stat'ed a regular file after its lstat"
+touch -d '2001-02-03 04:05:06' "$T/f1m"
+lfn_scp "$ST" "$p_lfn" -vvv -p "lfnpeer:$T/f1m" "$T/downp" 2> "$T/downp.log" || fail "scp -p download failed"
+cmp -s "$T/f1m" "$T/downp" || fail "scp -p download corrupted"
+[ "$(stat -c %Y "$T/f1m")" = "$(stat -c %Y "$T/downp")" ] || fail "scp -p download lost the mtime"
+[ "$(nstat "$T/downp.log")" = 0 ] || fail "scp -p download stat'ed a regular file after its lstat"
+ln -s f1m "$T/link"
+lfn_scp "$ST" "$p_lfn" -vvv "lfnpeer:$T/link" "$T/downl" 2> "$T/downl.log" || fail "scp of a link failed"
+cmp -s "$T/f1m" "$T/downl" || fail "scp of a link corrupted"
+[ "$(nstat "$T/downl.log")" = 1 ] || fail "scp of a link: $(nstat "$T/downl.log") stats, want 1 (the glob's)"
+
 tid "download: a small file's data and EOF in one round trip, no short reads"
 head -c 10000 /dev/urandom > "$T/f10k"
 lfn_scp "$ST" "$p_lfn" -vvv "lfnpeer:$T/f10k" "$T/down" 2> "$T/down10k.log" || fail "scp download failed"
@@ -113,6 +132,8 @@ for port in $p_lfn $p_sys; do
 	same_as_stock "scp into a missing directory" scp "$port" "$T/f1m" "lfnpeer:$T/nodir/x"
 	same_as_stock "scp of a missing file" scp "$port" "lfnpeer:$T/nofile" "$T/down"
 	same_as_stock "scp of a directory without -r" scp "$port" "lfnpeer:$T/home" "$T/down"
+	same_as_stock "scp of a FIFO" scp "$port" "lfnpeer:$T/fifo" "$T/down"
+	same_as_stock "scp of a link to a FIFO" scp "$port" "lfnpeer:$T/fifolink" "$T/down"
 	printf 'put %s %s\nget %s %s\n' "$T/f1m" "$T/null" "$T/nofile" "$T/down" > "$T/batch"
 	BATCH=$T/batch same_as_stock "sftp put to a null device, get of a missing file" \
 	    sftp "$port" -b - lfnpeer
