@@ -4,7 +4,8 @@
 # and close sent back to back, a download starting with enough requests for
 # its first 2 MiB, its last block asked for exactly and a small file's EOF
 # read with its data, a download's stat when the name's lookup just
-# answered it) are gone, and nothing else changed: every transfer is
+# answered it, the target directory's stat for each further file of an
+# upload) are gone, and nothing else changed: every transfer is
 # intact, every error is reported as the stock client reports it (same
 # messages, same exit status), against our sftp-server and Debian's.
 # Read from the client's -vvv log, so it is exact (no timing): the stock
@@ -68,6 +69,16 @@ cmp -s "$T/f1m" "$T/up" || fail "scp -p upload corrupted"
 [ "$(grep -c "Sent message fd [0-9]* T:10 " "$T/upp.log")" = 2 ] || fail "scp -p: not two fsetstats"
 first_before "$T/upp.log" "Sent message fd [0-9]* T:4 " "SSH2_FXP_STATUS 0 I:" ||
     fail "scp -p: close waited for the fsetstat statuses"
+
+tid "upload of several files: the target directory is stat'ed once"
+rm -rf "$T/updir" "$T/newdir"; mkdir "$T/updir"
+lfn_scp "$ST" "$p_lfn" -vvv "$T/f1m" "$T/f5m" "$T/f1m" "lfnpeer:$T/updir/" 2> "$T/multi.log" ||
+    fail "scp of three files failed"
+cmp -s "$T/f1m" "$T/updir/f1m" && cmp -s "$T/f5m" "$T/updir/f5m" || fail "scp of three files corrupted"
+[ "$(grep -c "Sent message fd [0-9]* T:17 " "$T/multi.log")" = 1 ] ||
+    fail "the target was stat'ed $(grep -c "Sent message fd [0-9]* T:17 " "$T/multi.log") times, want 1"
+lfn_scp "$ST" "$p_lfn" -q "$T/f1m" "$T/f5m" "lfnpeer:$T/newdir" || fail "scp into a new directory failed"
+cmp -s "$T/f1m" "$T/newdir/f1m" && cmp -s "$T/f5m" "$T/newdir/f5m" || fail "scp into a new directory corrupted"
 
 tid "download: the first round trip carries the first 2 MiB"
 lfn_scp "$ST" "$p_lfn" -vvv "lfnpeer:$T/f5m" "$T/down" 2> "$T/down.log" || fail "scp download failed"
@@ -133,6 +144,7 @@ for port in $p_lfn $p_sys; do
 	same_as_stock "scp of a missing file" scp "$port" "lfnpeer:$T/nofile" "$T/down"
 	same_as_stock "scp of a directory without -r" scp "$port" "lfnpeer:$T/home" "$T/down"
 	same_as_stock "scp of a FIFO" scp "$port" "lfnpeer:$T/fifo" "$T/down"
+	same_as_stock "scp of two files to a file" scp "$port" "$T/f1m" "$T/f1m" "lfnpeer:$T/f5m"
 	same_as_stock "scp of a link to a FIFO" scp "$port" "lfnpeer:$T/fifolink" "$T/down"
 	printf 'put %s %s\nget %s %s\n' "$T/f1m" "$T/null" "$T/nofile" "$T/down" > "$T/batch"
 	BATCH=$T/batch same_as_stock "sftp put to a null device, get of a missing file" \
