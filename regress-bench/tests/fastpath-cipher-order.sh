@@ -45,10 +45,10 @@ got=$("$LFN_TREE/ssh" -F "$T/ssh_config" -o Ciphers=-aes128-ctr -G lfnpeer | sed
 tid "sshd -T shows the default order; explicit Ciphers wins"
 p=$(lfn_free_port)
 lfn_sshd_config "$LFN_TREE" "$p" </dev/null > "$T/sshd_config.t"
-got=$("$LFN_TREE/sshd" -T -f "$T/sshd_config.t" | sed -n 's/^ciphers //p')
+got=$("$LFN_TREE/sshd" -T -f "$T/sshd_config.t" | sed -n 's/^Ciphers //p')
 [ "$got" = "$want" ] || fail "sshd -T ciphers: '$got', want '$want'"
 echo "Ciphers aes256-gcm@openssh.com,aes128-ctr" >> "$T/sshd_config.t"
-got=$("$LFN_TREE/sshd" -T -f "$T/sshd_config.t" | sed -n 's/^ciphers //p')
+got=$("$LFN_TREE/sshd" -T -f "$T/sshd_config.t" | sed -n 's/^Ciphers //p')
 [ "$got" = "aes256-gcm@openssh.com,aes128-ctr" ] || fail "sshd -T explicit: '$got'"
 st=$("$STOCK_TREE/ssh" -F "$T/ssh_config" -G lfnpeer | sed -n 's/^ciphers //p')
 [ "${st%%,*}" = "chacha20-poly1305@openssh.com" ] || fail "stock default changed? '$st'"

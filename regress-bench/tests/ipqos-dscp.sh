@@ -7,13 +7,15 @@
 #     using upstream 7.8-10.0's default marking (Debian's /usr/bin/scp with
 #     IPQoS "af21 cs1") carries its bulk bytes as CS1 (throttled); the
 #     openssh-lfn client at its defaults sends them as CS0.
-#  2. Classification (patch 0101, upstream 10.4 behaviour), both
+#  2. Classification (upstream since 10.4; our patch 0101 until the 10.5p1
+#     rebase), both
 #     directions: ssh host cmd, ssh -tt, scp, sftp, -L, -W (ProxyJump), -D,
 #     a mux session: bulk = CS0 (never CS1); tty = EF; a connection with a
 #     tty and a bulk channel is bulk while the bulk channel is open and
 #     interactive again once it has closed.
 # Asserted for LFN_TREE; the same checks run for STOCK_TREE are printed for
-# comparison only (stock 10.3p1 marks -W and -D as interactive).
+# comparison only (stock 10.5p1 classifies as we do; 10.3p1 marked -W and
+# -D as interactive).
 . "$(dirname "$0")/../lib/sshenv.sh"
 
 [ "$(id -u)" -eq 0 ] || { echo "skipped: needs root (network namespaces)"; exit 77; }

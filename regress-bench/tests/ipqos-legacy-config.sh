@@ -48,7 +48,7 @@ for tree in "$LFN_TREE" "$STOCK_TREE"; do
 		"$tree/ssh" -F "$T/ssh_config.legacy" -G lfnpeer >/dev/null 2>"$T/err2"; rc2=$?
 		sshd_cfg "$tree" "$val"
 		"$tree/sshd" -t -f "$T/sshd_config.legacy" 2>"$T/err3"; rc3=$?
-		sgot=$("$tree/sshd" -T -f "$T/sshd_config.legacy" 2>/dev/null | sed -n 's/^ipqos //p')
+		sgot=$("$tree/sshd" -T -f "$T/sshd_config.legacy" 2>/dev/null | sed -n 's/^IPQoS //p')
 		verbose "$who '$val': ssh -G rc=$rc ipqos='$got' [$(tr '\n' ' ' < "$T/err")]; ssh -F rc=$rc2; sshd -t rc=$rc3 [$(tr '\n' ' ' < "$T/err3")]; sshd -T ipqos='$sgot'"
 		[ "$who" = ours ] || continue
 		[ $rc -eq 0 ] || fail "ssh -G -o IPQoS='$val' failed: $(cat "$T/err")"

@@ -105,8 +105,8 @@ Match Address 127.0.0.1
 	NoneMacEnabled yes
 EOF
 "$LFN_TREE/sshd" -T -f "$T/sshd_config.$(basename "$LFN_TREE")-$p" -C addr=10.1.2.3,user=x,host=x,laddr=x,lport=1 |
-	grep -qi '^noneenabled yes' || fail "sshd -T (Match Address 10/8) does not show noneenabled yes"
-"$LFN_TREE/sshd" -T -f "$T/sshd_config.$(basename "$LFN_TREE")-$p" | grep -qi '^noneenabled no' ||
+	grep -q '^NoneEnabled yes' || fail "sshd -T (Match Address 10/8) does not show noneenabled yes"
+"$LFN_TREE/sshd" -T -f "$T/sshd_config.$(basename "$LFN_TREE")-$p" | grep -q '^NoneEnabled no' ||
 	fail "sshd -T does not show noneenabled no"
 lfn_ssh "$LFN_TREE" "$p" -v -oNoneEnabled=yes lfnpeer "cat $T/data" > "$T/out" 2> "$T/err" ||
 	fail "connection failed"

@@ -16,8 +16,8 @@ lfn_env_init packaging-debian-keywords
 
 tid "sshd accepts Debian's server keywords"
 out=$("$LFN_TREE/sshd" -T -f "$T/sshd_config.debian" 2>&1) || fail "sshd -T: $out"
-printf '%s\n' "$out" | grep -qx 'debianbanner no' || fail "DebianBanner no not applied"
-"$LFN_TREE/sshd" -T -f "$T/sshd_config.debian" -o LogLevel=SILENT 2>&1 | grep -qx 'loglevel QUIET' ||
+printf '%s\n' "$out" | grep -qx 'DebianBanner no' || fail "DebianBanner no not applied"
+"$LFN_TREE/sshd" -T -f "$T/sshd_config.debian" -o LogLevel=SILENT 2>&1 | grep -qx 'LogLevel QUIET' ||
 	fail "LogLevel SILENT is not QUIET"
 if [ -x "$STOCK_TREE/sshd" ]; then
 	"$STOCK_TREE/sshd" -T -f "$T/sshd_config.debian" >/dev/null 2>&1 &&

@@ -113,10 +113,10 @@ Match User nobody
 	HPNDisabled yes
 EOF
 t=$("$LFN_TREE/sshd" -T -f "$T/sshd_T" 2>&1)
-grep -qx 'maxchannelwindow 16777216' <<<"$t" || fail "sshd -T maxchannelwindow: $(grep -i window <<<"$t")"
-grep -qx 'tcprcvbufpoll yes' <<<"$t" || fail "sshd -T tcprcvbufpoll"
+grep -qx 'MaxChannelWindow 16777216' <<<"$t" || fail "sshd -T maxchannelwindow: $(grep -i window <<<"$t")"
+grep -qx 'TcpRcvBufPoll yes' <<<"$t" || fail "sshd -T tcprcvbufpoll"
 t=$("$LFN_TREE/sshd" -T -f "$T/sshd_T" -C user=nobody,host=x,addr=1.2.3.4 2>&1)
-grep -qx 'maxchannelwindow 4194304' <<<"$t" || fail "sshd -T Match maxchannelwindow"
-grep -qx 'hpndisabled yes' <<<"$t" || fail "sshd -T Match hpndisabled"
+grep -qx 'MaxChannelWindow 4194304' <<<"$t" || fail "sshd -T Match maxchannelwindow"
+grep -qx 'HPNDisabled yes' <<<"$t" || fail "sshd -T Match hpndisabled"
 
 lfn_finish
