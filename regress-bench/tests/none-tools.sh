@@ -2,7 +2,9 @@
 # none-tools: NoneEnabled (patch 0401) with scp, sftp, rsync -e ssh, rekeying
 # after the switch (RekeyLimit on either side), a multiplexed connection
 # (switches back to encryption for a tty session), and interop with the
-# stock build and the system ssh (they never switch; nothing fails).
+# stock build, the system ssh and the system sshd (they never switch;
+# nothing fails; the refused switch and later rekeys pass OpenSSH 10.4's
+# strict key exchange checks).
 . "$(dirname "$0")/../lib/sshenv.sh"
 trap lfn_cleanup EXIT
 lfn_env_init none-tools
@@ -101,6 +103,24 @@ if [ -x "$STOCK_TREE/sshd" ]; then
 	lfn_scp "$LFN_TREE" "$ps" -q -oNoneEnabled=yes "$T/data" "lfnpeer:$T/up2" 2>/dev/null || fail "scp to stock failed"
 	cmp -s "$T/data" "$T/up2" || fail "scp to stock corrupted"
 
+	# OpenSSH 10.4+ disconnects a peer that sends anything but KEX
+	# messages during a key exchange: the refused switch and every later
+	# rekey (either side's RekeyLimit) must stay clean.
+	tid "interop: refused switch, then rekeys (client and stock sshd RekeyLimit 1M)"
+	ps2=$(lfn_free_port)
+	lfn_sshd_start "$STOCK_TREE" "$ps2" <<< "RekeyLimit 1M"
+	rm -f "$T/up" "$T/down"
+	lfn_ssh "$LFN_TREE" "$ps2" -v -oNoneEnabled=yes -oRekeyLimit=1M lfnpeer \
+	    "cat > $T/up && cat $T/up" < "$T/data" > "$T/down" 2> "$T/err" || fail "connection failed: $(tail -n 2 "$T/err")"
+	cmp -s "$T/data" "$T/up" || fail "upload corrupted"
+	cmp -s "$T/data" "$T/down" || fail "download corrupted"
+	n=$(grep -c 'kex: client->server cipher:' "$T/err")
+	[ "$n" -ge 4 ] || fail "expected several rekeys, got $n key exchanges"
+	grep 'kex: client->server cipher:' "$T/err" | grep -q 'cipher: none' && fail "switched with stock sshd"
+	[ "$(grep -c 'server does not permit the none cipher' "$T/err")" = 1 ] || fail "refusal notice not printed once"
+	grep -qi 'non-transport message\|multiple KEXINIT\|protocol error' "$T/err" "$SSHD_LOG" &&
+		fail "strict KEX complaint: $(grep -hi 'non-transport\|multiple KEXINIT\|protocol error' "$T/err" "$SSHD_LOG" | head -n 2)"
+
 	tid "interop: stock client -> lfn sshd NoneEnabled (never switches)"
 	n0=$(switched); rm -f "$T/down"
 	lfn_ssh "$STOCK_TREE" "$p" lfnpeer "cat $T/data" > "$T/down" || fail "connection failed"
@@ -115,5 +135,46 @@ if [ -x /usr/bin/ssh ]; then
 	/usr/bin/ssh -F "$T/ssh_config" -p "$p" -o HostKeyAlias=lfnpeer 127.0.0.1 "cat $T/data" > "$T/down" || fail "connection failed"
 	cmp -s "$T/data" "$T/down" || fail "download corrupted"
 	sleep 0.2; [ "$(switched)" = "$n0" ] || fail "system ssh switched"
+fi
+# The system's sshd (Debian 12: 9.2p1; LFN_SYSTEM_SSHD=PATH to use another)
+# as the server: the switch is refused, rekeys on both sides stay clean.
+sys_sshd=${LFN_SYSTEM_SSHD:-/usr/sbin/sshd}
+if [ -x "$sys_sshd" ] && [ "$(id -u)" = 0 ]; then
+	tid "interop: lfn client NoneEnabled -> system sshd ($("$sys_sshd" -V 2>&1 | cut -d, -f1)), rekeys both sides"
+	mkdir -p /run/sshd	# its privilege separation directory (Debian)
+	pq=$(lfn_free_port)
+	cat > "$T/sshd_config.system" <<-EOF
+	Port $pq
+	ListenAddress 127.0.0.1
+	HostKey $T/host_ed25519
+	AuthorizedKeysFile $T/authorized_keys
+	StrictModes no
+	PidFile none
+	UsePAM no
+	PermitRootLogin prohibit-password
+	PasswordAuthentication no
+	KbdInteractiveAuthentication no
+	LogLevel VERBOSE
+	RekeyLimit 1M
+	Subsystem sftp internal-sftp
+	EOF
+	"$sys_sshd" -t -f "$T/sshd_config.system" || fail "system sshd rejects its config"
+	"$sys_sshd" -D -e -f "$T/sshd_config.system" > "$T/sshd.system.log" 2>&1 &
+	LFN_PIDS+=("$!")
+	for _ in $(seq 1 100); do grep -q 'Server listening' "$T/sshd.system.log" && break; sleep 0.1; done
+	rm -f "$T/up" "$T/down"
+	lfn_ssh "$LFN_TREE" "$pq" -v -oNoneEnabled=yes -oRekeyLimit=1M lfnpeer \
+	    "cat > $T/up && cat $T/up" < "$T/data" > "$T/down" 2> "$T/err" || fail "connection failed: $(tail -n 2 "$T/err")"
+	cmp -s "$T/data" "$T/up" || fail "upload corrupted"
+	cmp -s "$T/data" "$T/down" || fail "download corrupted"
+	n=$(grep -c 'kex: client->server cipher:' "$T/err")
+	[ "$n" -ge 4 ] || fail "expected several rekeys, got $n key exchanges"
+	grep 'kex: client->server cipher:' "$T/err" | grep -q 'cipher: none' && fail "switched with the system sshd"
+	[ "$(grep -c 'server does not permit the none cipher' "$T/err")" = 1 ] || fail "refusal notice not printed once"
+	lfn_sftp "$LFN_TREE" "$pq" -q -oNoneEnabled=yes -b - lfnpeer > /dev/null 2>&1 <<< "get $T/data $T/down2" ||
+		fail "sftp from the system sshd failed"
+	cmp -s "$T/data" "$T/down2" || fail "sftp download corrupted"
+else
+	verbose "no system sshd ($sys_sshd) or not root: system sshd interop skipped"
 fi
 lfn_finish
