@@ -7,7 +7,8 @@
 #                            directory (openssh-X/, openssh-portable-V_X/, ...)
 #   src_verify ARCHIVE [DIR] 0 if ARCHIVE is the pinned release; sets
 #                            SRC_KIND (release | git-tree) and SRC_HOW (what
-#                            proved it).  With DIR (empty), the unpacked tree
+#                            proved it; SRC_ASC: the .asc, if that proved
+#                            it).  With DIR (empty), the unpacked tree
 #                            is left in DIR/$SRC_TOP.  Else prints why not.
 # Release tarballs are proved by OPENSSH_SHA256, or while that is unknown by
 # ARCHIVE.asc with the committed release key; git archives by tree id.
@@ -55,13 +56,14 @@ src_gpgv() {	# FILE SIG
 
 src_verify() {
 	local f=$1 keep=${2:-} sum tmp top tid
-	SRC_KIND="" SRC_HOW="" SRC_TOP=""
+	SRC_KIND="" SRC_HOW="" SRC_TOP="" SRC_ASC=""
 	[ -f "$f" ] || { echo "no such file"; return 1; }
 	sum=$(sha256sum "$f" | cut -d' ' -f1)
 	if [ -n "$OPENSSH_SHA256" ] && [ "$sum" = "$OPENSSH_SHA256" ]; then
 		SRC_KIND=release SRC_HOW="release tarball, SHA-256 $sum (upstream/pin)"
 	elif [ -z "$OPENSSH_SHA256" ] && [ -f "$f.asc" ] && src_gpgv "$f" "$f.asc" >/dev/null 2>&1; then
-		SRC_KIND=release SRC_HOW="release tarball, signature $f.asc (release key 736060BA; SHA-256 not pinned)"
+		SRC_KIND=release SRC_ASC=$f.asc
+		SRC_HOW="release tarball, signature $(basename "$f").asc (release key 736060BA; SHA-256 not pinned)"
 	fi
 	if [ -n "$SRC_KIND" ] && [ -z "$keep" ]; then return 0; fi
 	tmp=${keep:-$(mktemp -d "${TMPDIR:-/tmp}/openssh-lfn-unpack.XXXXXX")}
