@@ -13,6 +13,9 @@
 # Release tarballs are proved by OPENSSH_SHA256, or while that is unknown by
 # ARCHIVE.asc with the committed release key; git archives by tree id.
 
+# upstream/: the committed release key is there
+OPENSSH_PIN_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+
 # git with the user's configuration ignored, so nothing (autocrlf, filters,
 # filemode) changes what a tree id means.
 src_git() {
