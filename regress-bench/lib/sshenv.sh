@@ -80,6 +80,7 @@ lfn_sshd_start() {
 	lfn_sshd_config "$tree" "$port" > "$cfg"
 	SSHD_LOG="$T/sshd.$tag.log"
 	: > "$SSHD_LOG"
+	"$LFN_TOP/regress-bench/lib/privsep-ensure" "$tree" || lfn_die "no privsep user for $tree/sshd"
 	"$tree/sshd" -t -f "$cfg" || lfn_die "sshd -t rejected $cfg"
 	if [ -n "$ns" ]; then
 		ip netns exec "$ns" "$tree/sshd" -D -e -f "$cfg" >>"$SSHD_LOG" 2>&1 &
