@@ -16,6 +16,24 @@ p=$(lfn_free_port)
 lfn_sshd_start "$LFN_TREE" "$p" <<< "NoneEnabled yes"
 slog=$SSHD_LOG
 switched() { grep -c 'switched to cipher none' "$slog"; }
+# refused_rekeys PORT WHO SSHD_LOG: lfn client with NoneEnabled and
+# RekeyLimit 1M against a server that does not permit none, upload then
+# download: data intact, several rekeys, never none, one refusal notice, and
+# no strict-KEX complaint (OpenSSH 10.4+ disconnects a peer that sends
+# anything but KEX messages during a key exchange) on either side.
+refused_rekeys() {
+	rm -f "$T/up" "$T/down"
+	lfn_ssh "$LFN_TREE" "$1" -v -oNoneEnabled=yes -oRekeyLimit=1M lfnpeer \
+	    "cat > $T/up && cat $T/up" < "$T/data" > "$T/down" 2> "$T/err" || fail "connection failed: $(tail -n 2 "$T/err")"
+	cmp -s "$T/data" "$T/up" || fail "upload corrupted"
+	cmp -s "$T/data" "$T/down" || fail "download corrupted"
+	n=$(grep -c 'kex: client->server cipher:' "$T/err")
+	[ "$n" -ge 4 ] || fail "expected several rekeys, got $n key exchanges"
+	grep 'kex: client->server cipher:' "$T/err" | grep -q 'cipher: none' && fail "switched with $2"
+	[ "$(grep -c 'server does not permit the none cipher' "$T/err")" = 1 ] || fail "refusal notice not printed once"
+	grep -qi 'non-transport message\|multiple KEXINIT\|protocol error' "$T/err" "$3" &&
+		fail "strict KEX complaint: $(grep -hi 'non-transport\|multiple KEXINIT\|protocol error' "$T/err" "$3" | head -n 2)"
+}
 
 tid "scp (SFTP protocol) upload with NoneEnabled"
 n0=$(switched); rm -f "$T/up"
@@ -103,23 +121,10 @@ if [ -x "$STOCK_TREE/sshd" ]; then
 	lfn_scp "$LFN_TREE" "$ps" -q -oNoneEnabled=yes "$T/data" "lfnpeer:$T/up2" 2>/dev/null || fail "scp to stock failed"
 	cmp -s "$T/data" "$T/up2" || fail "scp to stock corrupted"
 
-	# OpenSSH 10.4+ disconnects a peer that sends anything but KEX
-	# messages during a key exchange: the refused switch and every later
-	# rekey (either side's RekeyLimit) must stay clean.
 	tid "interop: refused switch, then rekeys (client and stock sshd RekeyLimit 1M)"
 	ps2=$(lfn_free_port)
 	lfn_sshd_start "$STOCK_TREE" "$ps2" <<< "RekeyLimit 1M"
-	rm -f "$T/up" "$T/down"
-	lfn_ssh "$LFN_TREE" "$ps2" -v -oNoneEnabled=yes -oRekeyLimit=1M lfnpeer \
-	    "cat > $T/up && cat $T/up" < "$T/data" > "$T/down" 2> "$T/err" || fail "connection failed: $(tail -n 2 "$T/err")"
-	cmp -s "$T/data" "$T/up" || fail "upload corrupted"
-	cmp -s "$T/data" "$T/down" || fail "download corrupted"
-	n=$(grep -c 'kex: client->server cipher:' "$T/err")
-	[ "$n" -ge 4 ] || fail "expected several rekeys, got $n key exchanges"
-	grep 'kex: client->server cipher:' "$T/err" | grep -q 'cipher: none' && fail "switched with stock sshd"
-	[ "$(grep -c 'server does not permit the none cipher' "$T/err")" = 1 ] || fail "refusal notice not printed once"
-	grep -qi 'non-transport message\|multiple KEXINIT\|protocol error' "$T/err" "$SSHD_LOG" &&
-		fail "strict KEX complaint: $(grep -hi 'non-transport\|multiple KEXINIT\|protocol error' "$T/err" "$SSHD_LOG" | head -n 2)"
+	refused_rekeys "$ps2" "stock sshd" "$SSHD_LOG"
 
 	tid "interop: stock client -> lfn sshd NoneEnabled (never switches)"
 	n0=$(switched); rm -f "$T/down"
@@ -162,15 +167,7 @@ if [ -x "$sys_sshd" ] && [ "$(id -u)" = 0 ]; then
 	"$sys_sshd" -D -e -f "$T/sshd_config.system" > "$T/sshd.system.log" 2>&1 &
 	LFN_PIDS+=("$!")
 	for _ in $(seq 1 100); do grep -q 'Server listening' "$T/sshd.system.log" && break; sleep 0.1; done
-	rm -f "$T/up" "$T/down"
-	lfn_ssh "$LFN_TREE" "$pq" -v -oNoneEnabled=yes -oRekeyLimit=1M lfnpeer \
-	    "cat > $T/up && cat $T/up" < "$T/data" > "$T/down" 2> "$T/err" || fail "connection failed: $(tail -n 2 "$T/err")"
-	cmp -s "$T/data" "$T/up" || fail "upload corrupted"
-	cmp -s "$T/data" "$T/down" || fail "download corrupted"
-	n=$(grep -c 'kex: client->server cipher:' "$T/err")
-	[ "$n" -ge 4 ] || fail "expected several rekeys, got $n key exchanges"
-	grep 'kex: client->server cipher:' "$T/err" | grep -q 'cipher: none' && fail "switched with the system sshd"
-	[ "$(grep -c 'server does not permit the none cipher' "$T/err")" = 1 ] || fail "refusal notice not printed once"
+	refused_rekeys "$pq" "the system sshd" "$T/sshd.system.log"
 	lfn_sftp "$LFN_TREE" "$pq" -q -oNoneEnabled=yes -b - lfnpeer > /dev/null 2>&1 <<< "get $T/data $T/down2" ||
 		fail "sftp from the system sshd failed"
 	cmp -s "$T/data" "$T/down2" || fail "sftp download corrupted"
