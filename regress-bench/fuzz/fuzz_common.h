@@ -116,6 +116,32 @@ cleanup_exit(int i)
 	abort();
 }
 
+/*
+ * libssh.a's sshkey.o wants these; no harness signs with a security key or
+ * a PKCS#11 token (upstream's fuzz harnesses use ssh-sk-null.cc likewise).
+ */
+struct sshkey;
+int
+sshsk_sign(const char *provider_path, struct sshkey *key,
+    u_char **sigp, size_t *lenp, const u_char *data, size_t datalen,
+    u_int compat, const char *pin)
+{
+	return -59;	/* SSH_ERR_FEATURE_UNSUPPORTED */
+}
+
+int
+pkcs11_sign(struct sshkey *key, u_char **sigp, size_t *lenp,
+    const u_char *data, size_t datalen, const char *alg,
+    const char *sk_provider, const char *sk_pin, u_int compat)
+{
+	return -59;
+}
+
+void
+pkcs11_key_free(struct sshkey *key)
+{
+}
+
 /* a reader over the fuzz input; reads past the end give zeros */
 struct fuzz_in {
 	const uint8_t *p;

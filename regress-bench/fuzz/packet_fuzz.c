@@ -27,6 +27,8 @@
 #include "cipher.h"
 #include "kex.h"
 #include "ssh2.h"
+#include "sshkey.h"
+#include "misc.h"
 
 /* fixed keys: up to 64 bytes of key, 12 of IV */
 static const u_char fkey[64] = "openssh-lfn packet_fuzz key material, not secret, 64 bytes long";
@@ -56,14 +58,15 @@ struct pf {
 };
 
 static int
-put_newkeys(struct sshbuf *m, const struct sshcipher *c, int comp)
+put_newkeys(struct sshbuf *m, const char *name, const struct sshcipher *c,
+    int comp)
 {
 	struct sshbuf *b;
 	int r;
 
 	if ((b = sshbuf_new()) == NULL)
 		return SSH_ERR_ALLOC_FAIL;
-	if ((r = sshbuf_put_cstring(b, cipher_name(c))) != 0 ||
+	if ((r = sshbuf_put_cstring(b, name)) != 0 ||
 	    (r = sshbuf_put_u32(b, 1)) != 0 ||
 	    (r = sshbuf_put_u32(b, cipher_blocksize(c))) != 0 ||
 	    (r = sshbuf_put_string(b, fkey, cipher_keylen(c))) != 0 ||
@@ -84,7 +87,7 @@ put_newkeys(struct sshbuf *m, const struct sshcipher *c, int comp)
 
 /* a packet state as sshd's privsep child would receive it */
 static struct ssh *
-make_state(const struct sshcipher *c)
+make_state(const char *name, const struct sshcipher *c)
 {
 	struct ssh *ssh;
 	struct sshbuf *m;
@@ -106,8 +109,8 @@ make_state(const struct sshcipher *c)
 	    (r = sshbuf_put_cstring(m, "SSH-2.0-fuzz")) != 0 ||
 	    (r = sshbuf_put_string(m, "session-id", 10)) != 0 ||
 	    (r = sshbuf_put_u32(m, 0)) != 0 ||		/* flags */
-	    (r = put_newkeys(m, c, 1)) != 0 ||		/* out */
-	    (r = put_newkeys(m, c, 1)) != 0 ||		/* in */
+	    (r = put_newkeys(m, name, c, 1)) != 0 ||		/* out */
+	    (r = put_newkeys(m, name, c, 1)) != 0 ||		/* in */
 	    (r = sshbuf_put_u64(m, 0)) != 0 ||		/* rekey_limit */
 	    (r = sshbuf_put_u32(m, 0)) != 0 ||		/* rekey_interval */
 	    (r = sshbuf_put_u32(m, 0)) != 0 ||		/* p_send */
@@ -373,18 +376,19 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size_t i, n, len, done;
 	u_int op, flags;
 	int random;
+	const char *cname;
 
 	fuzz_log_init();
 	memset(&pf, 0, sizeof(pf));
 	fuzz_env_int("FUZZ_INFLATE_MAX", 0, &pf.inflate_max);
 	flags = fin_u8(&in);
-	pf.cipher = cipher_by_name((flags & 1) ?
-	    "aes128-gcm@openssh.com" : "chacha20-poly1305@openssh.com");
-	if (pf.cipher == NULL)
+	cname = (flags & 1) ?
+	    "aes128-gcm@openssh.com" : "chacha20-poly1305@openssh.com";
+	if ((pf.cipher = cipher_by_name(cname)) == NULL)
 		abort();
 	pf.bs = cipher_blocksize(pf.cipher);
-	pf.rx = make_state(pf.cipher);
-	pf.peer = make_state(pf.cipher);
+	pf.rx = make_state(cname, pf.cipher);
+	pf.peer = make_state(cname, pf.cipher);
 	if (cipher_init(&pf.enc, pf.cipher, fkey, cipher_keylen(pf.cipher),
 	    fiv, cipher_ivlen(pf.cipher), CIPHER_ENCRYPT) != 0)
 		abort();

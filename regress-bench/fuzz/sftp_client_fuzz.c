@@ -50,6 +50,7 @@ int fuzz_poll(struct pollfd *, unsigned long, int);
 #include <poll.h>
 
 int showprogress = 0;
+volatile sig_atomic_t interrupted = 0;
 
 #define SRC_PATH	"/r/file"
 #define UP_PATH		"/r/up"
