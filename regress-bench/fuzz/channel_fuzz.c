@@ -8,7 +8,8 @@
  * its local ends are pipes the harness feeds (producer) and drains
  * (consumer), and the connection is a plaintext packet state whose input
  * the harness frames and whose output it parses: the opened window, the
- * WINDOW_ADJUSTs and the data the channel sends.  Time is the harness's
+ * WINDOW_ADJUSTs and the data the channel sends (a keyed post-auth state,
+ * fuzz_packet.h: packets go out at once, as after authentication).  Time is the harness's
  * (monotime is wrapped), so window growth is reproducible.
  *
  * Invariants: no sanitizer report;
@@ -34,13 +35,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "ssherr.h"
-#include "sshbuf.h"
-#include "packet.h"
+#include "fuzz_packet.h"
 #include "channels.h"
 #include "dispatch.h"
-#include "ssh2.h"
-#include "misc.h"
 
 /* the harness's clock (-Wl,--wrap=monotime,--wrap=monotime_double) */
 static double fake_now = 1000.0;
@@ -54,6 +51,8 @@ struct seg {
 
 struct cf {
 	struct ssh *ssh;
+	struct ssh *peer;	/* decodes what ssh sends */
+	struct fuzz_tx tx;	/* encrypts what the peer sends */
 	int id;			/* our channel */
 	int in_w, out_r;	/* producer's and consumer's pipe ends */
 	int fixed;		/* opened with a window that must not grow */
@@ -114,23 +113,18 @@ check_window(struct cf *cf)
 	    c->local_window_max);
 }
 
-/* frame one plaintext packet (the connection has no keys) for ssh */
+/* the peer sends one packet */
 static void
 deliver(struct cf *cf, const u_char *payload, size_t plen)
 {
-	u_char hdr[5], pad[16];
-	size_t padlen;
+	u_char *enc;
+	size_t enclen;
 	int r;
 
-	padlen = 8 - ((5 + plen) % 8);
-	if (padlen < 4)
-		padlen += 8;
-	POKE_U32(hdr, 1 + plen + padlen);
-	hdr[4] = padlen;
-	memset(pad, 0, sizeof(pad));
-	if ((r = ssh_packet_process_incoming(cf->ssh, (const char *)hdr, 5)) != 0 ||
-	    (r = ssh_packet_process_incoming(cf->ssh, (const char *)payload, plen)) != 0 ||
-	    (r = ssh_packet_process_incoming(cf->ssh, (const char *)pad, padlen)) != 0) {
+	fuzz_tx_frame(&cf->tx, payload, plen, 0, -1, 0, &enc, &enclen);
+	r = ssh_packet_process_incoming(cf->ssh, (const char *)enc, enclen);
+	free(enc);
+	if (r != 0) {
 		cf->dead = 1;
 		return;
 	}
@@ -152,17 +146,23 @@ seg_add(struct cf *cf, uint64_t off, size_t len)
 	cf->segs[cf->nsegs++].len = len;
 }
 
+/*
+ * What the peer sends is built here, not in malloc'ed memory: a fatal()
+ * longjmps out of deliver() and would leak it.
+ */
+static u_char msgbuf[128 * 1024];
+
 /* the peer sends len bytes of channel data (type 94, or 95 if ext) */
 static void
 peer_data(struct cf *cf, size_t len, int ext)
 {
 	Channel *c = chan(cf);
-	u_char *m;
+	u_char *m = msgbuf;
 	size_t hl = ext ? 13 : 9;
 	int accepted;
 
-	if ((m = malloc(hl + len)) == NULL)
-		abort();
+	if (hl + len > sizeof(msgbuf))
+		len = sizeof(msgbuf) - hl;
 	m[0] = ext ? SSH2_MSG_CHANNEL_EXTENDED_DATA : SSH2_MSG_CHANNEL_DATA;
 	POKE_U32(m + 1, cf->id);
 	if (ext) {
@@ -185,44 +185,54 @@ peer_data(struct cf *cf, size_t len, int ext)
 		seg_add(cf, cf->data_off, len);
 	cf->data_off += len;
 	deliver(cf, m, hl + len);
-	free(m);
 }
 
 static void
 peer_msg(struct cf *cf, u_char type, const u_char *body, size_t blen)
 {
-	u_char *m;
+	u_char *m = msgbuf;
 
-	if ((m = malloc(1 + blen)) == NULL)
+	if (1 + blen > sizeof(msgbuf))
 		abort();
 	m[0] = type;
 	if (blen)
 		memcpy(m + 1, body, blen);
 	deliver(cf, m, 1 + blen);
-	free(m);
 }
 
-/* parse what the connection sent */
+/* decode and check what the connection sent */
 static void
 parse_output(struct cf *cf)
 {
 	struct sshbuf *out = ssh_packet_get_output(cf->ssh);
 	const u_char *p, *d;
-	u_char type;
-	uint32_t packlen, padlen, v, chan;
-	size_t len, i;
+	u_char type, *pkt = NULL;
+	uint32_t v, chan, seq;
+	size_t len;
 	uint64_t plen;
+	int r;
 
-	while (sshbuf_len(out) >= 5) {
-		p = sshbuf_ptr(out);
-		packlen = PEEK_U32(p);
-		padlen = p[4];
-		FUZZ_INVARIANT(packlen >= 1 + padlen + 1 &&
-		    sshbuf_len(out) >= 4 + (size_t)packlen,
-		    "malformed outgoing packet");
-		d = p + 5;
-		len = packlen - padlen - 1;
-		type = d[0];
+	if (sshbuf_len(out) == 0)
+		return;
+	r = ssh_packet_process_incoming(cf->peer, (const char *)sshbuf_ptr(out),
+	    sshbuf_len(out));
+	FUZZ_INVARIANT(r == 0, "peer input: %s", ssh_err(r));
+	sshbuf_reset(out);
+	for (;;) {
+		r = ssh_packet_read_poll2(cf->peer, &type, &seq);
+		FUZZ_INVARIANT(r == 0, "what the channel sent does not decode: "
+		    "%s", ssh_err(r));
+		if (type == SSH_MSG_NONE)
+			break;
+		/* d: the payload with its type byte, as before */
+		p = sshpkt_ptr(cf->peer, &len);
+		free(pkt);
+		if ((pkt = malloc(len + 1)) == NULL)
+			abort();
+		pkt[0] = type;
+		memcpy(pkt + 1, p, len);
+		d = pkt;
+		len++;
 		switch (type) {
 		case SSH2_MSG_CHANNEL_OPEN:
 			/* string type, u32 id, u32 window, u32 maxpacket */
@@ -258,11 +268,9 @@ parse_output(struct cf *cf)
 			    "sent %llu bytes, peer granted %llu",
 			    (unsigned long long)cf->we_sent,
 			    (unsigned long long)cf->rwin_granted);
-			for (i = 0; i < plen; i++)
-				FUZZ_INVARIANT(d[9 + i] ==
-				    fuzz_fill_byte(cf->recv_off + i, 0),
-				    "sent data differs at %llu",
-				    (unsigned long long)(cf->recv_off + i));
+			FUZZ_INVARIANT(fuzz_fill_cmp(d + 9, plen, cf->recv_off,
+			    0) == 0, "sent data differs (offset %llu)",
+			    (unsigned long long)cf->recv_off);
 			cf->recv_off += plen;
 			break;
 		case SSH2_MSG_CHANNEL_EOF:
@@ -272,9 +280,8 @@ parse_output(struct cf *cf)
 			cf->close_sent = 1;
 			break;
 		}
-		if (sshbuf_consume(out, 4 + packlen) != 0)
-			abort();
 	}
+	free(pkt);
 }
 
 /* one round of the channel loop: poll the pipes, read/write, send */
@@ -300,7 +307,7 @@ static size_t
 drain(struct cf *cf, size_t max)
 {
 	u_char buf[64 * 1024];
-	size_t got = 0, i, want;
+	size_t got = 0, i, k, want;
 	ssize_t n;
 	struct seg *s;
 
@@ -308,14 +315,15 @@ drain(struct cf *cf, size_t max)
 		want = MINIMUM(sizeof(buf), max - got);
 		if ((n = read(cf->out_r, buf, want)) <= 0)
 			break;
-		for (i = 0; i < (size_t)n; i++) {
+		for (i = 0; i < (size_t)n; i += k) {
 			FUZZ_INVARIANT(cf->seg_head < cf->nsegs,
 			    "consumer got more than the peer sent");
 			s = &cf->segs[cf->seg_head];
-			FUZZ_INVARIANT(buf[i] == fuzz_fill_byte(s->off, 1),
+			k = MINIMUM(s->len, (size_t)n - i);
+			FUZZ_INVARIANT(fuzz_fill_cmp(buf + i, k, s->off, 1) == 0,
 			    "consumer data differs");
-			s->off++;
-			if (--s->len == 0)
+			s->off += k;
+			if ((s->len -= k) == 0)
 				cf->seg_head++;
 		}
 		got += n;
@@ -345,15 +353,18 @@ static void
 bulk(struct cf *cf, u_int rounds, double rtt)
 {
 	Channel *c;
-	size_t n, room;
+	size_t n, room, budget;
 	u_int i;
 	int k;
 
 	for (i = 0; i < rounds && !cf->dead; i++) {
-		while ((c = chan(cf)) != NULL && !cf->dead &&
+		/* one RTT: what the window allowed at its start */
+		budget = cf->advertised - cf->peer_sent;
+		while ((c = chan(cf)) != NULL && !cf->dead && budget > 0 &&
 		    (room = cf->advertised - cf->peer_sent) > 0 &&
 		    c->ostate == CHAN_OUTPUT_OPEN) {
-			n = MINIMUM(room, c->local_maxpacket);
+			n = MINIMUM(MINIMUM(room, budget), c->local_maxpacket);
+			budget -= n;
 			peer_data(cf, n, 0);
 			if (sshbuf_len(c->output) >= 512 * 1024) {
 				for (k = 0; k < 64 && (c = chan(cf)) != NULL &&
@@ -395,6 +406,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size_t n, len;
 	uint32_t v;
 	double rtt = 0.05;
+	const struct sshcipher *cipher;
 
 	fuzz_log_init();
 	memset(&cf, 0, sizeof(cf));
@@ -402,8 +414,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	fake_now = 1000.0;
 	fuzz_last_fatal[0] = '\0';
 	hdr = fin_u8(&in);
-	if ((cf.ssh = ssh_packet_set_connection(NULL, -1, -1)) == NULL)
+	if ((cipher = cipher_by_name("aes128-gcm@openssh.com")) == NULL)
 		abort();
+	cf.ssh = fuzz_make_state("aes128-gcm@openssh.com", cipher, 0);
+	cf.peer = fuzz_make_state("aes128-gcm@openssh.com", cipher, 0);
+	fuzz_tx_init(&cf.tx, cipher);
 	channel_init_channels(cf.ssh);
 	/* cap: 2 MiB << 0..7 (off below 4 MiB), or 0 (HPNDisabled) */
 	cf.cap = (hdr & 0x40) ? 0 : (2U * 1024 * 1024) << (hdr & 7);
@@ -558,6 +573,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	(void)r;
 	channel_free_channels(cf.ssh);
 	ssh_packet_free(cf.ssh);
+	ssh_packet_free(cf.peer);
+	fuzz_tx_free(&cf.tx);
 	close(cf.in_w);
 	close(cf.out_r);
 	free(cf.segs);

@@ -21,18 +21,7 @@
 
 #include <zlib.h>
 
-#include "ssherr.h"
-#include "sshbuf.h"
-#include "packet.h"
-#include "cipher.h"
-#include "kex.h"
-#include "ssh2.h"
-#include "sshkey.h"
-#include "misc.h"
-
-/* fixed keys: up to 64 bytes of key, 12 of IV */
-static const u_char fkey[64] = "openssh-lfn packet_fuzz key material, not secret, 64 bytes long";
-static const u_char fiv[12] = "fuzz iv 12b";
+#include "fuzz_packet.h"
 
 struct expect {
 	u_char type;
@@ -45,9 +34,7 @@ struct expect {
 struct pf {
 	struct ssh *rx;		/* the state under test */
 	struct ssh *peer;	/* decodes rx's output */
-	struct sshcipher_ctx *enc;	/* the fuzzer's side: encrypts */
-	const struct sshcipher *cipher;
-	u_int seqnr, bs;
+	struct fuzz_tx tx;	/* the fuzzer's side: encrypts */
 	z_stream zs;		/* the harness's own deflate (op 1) */
 	int zs_started;
 	struct expect *exp;
@@ -56,84 +43,6 @@ struct pf {
 	long long inflate_max;
 	int rx_dead;
 };
-
-static int
-put_newkeys(struct sshbuf *m, const char *name, const struct sshcipher *c,
-    int comp)
-{
-	struct sshbuf *b;
-	int r;
-
-	if ((b = sshbuf_new()) == NULL)
-		return SSH_ERR_ALLOC_FAIL;
-	if ((r = sshbuf_put_cstring(b, name)) != 0 ||
-	    (r = sshbuf_put_u32(b, 1)) != 0 ||
-	    (r = sshbuf_put_u32(b, cipher_blocksize(c))) != 0 ||
-	    (r = sshbuf_put_string(b, fkey, cipher_keylen(c))) != 0 ||
-	    (r = sshbuf_put_string(b, fiv, cipher_ivlen(c))) != 0)
-		goto out;
-	if (cipher_authlen(c) == 0) {
-		r = SSH_ERR_INTERNAL_ERROR;	/* AEAD only */
-		goto out;
-	}
-	if ((r = sshbuf_put_u32(b, comp ? COMP_DELAYED : COMP_NONE)) != 0 ||
-	    (r = sshbuf_put_cstring(b, comp ? "zlib@openssh.com" : "none")) != 0)
-		goto out;
-	r = sshbuf_put_stringb(m, b);
- out:
-	sshbuf_free(b);
-	return r;
-}
-
-/* a packet state as sshd's privsep child would receive it */
-static struct ssh *
-make_state(const char *name, const struct sshcipher *c)
-{
-	struct ssh *ssh;
-	struct sshbuf *m;
-	int r;
-
-	if ((ssh = ssh_packet_set_connection(NULL, -1, -1)) == NULL)
-		abort();
-	if ((m = sshbuf_new()) == NULL)
-		abort();
-	if ((r = sshbuf_put_u32(m, 64)) != 0 ||		/* we_need */
-	    (r = sshbuf_put_cstring(m, "ssh-ed25519")) != 0 ||
-	    (r = sshbuf_put_u32(m, KEY_ED25519)) != 0 ||
-	    (r = sshbuf_put_u32(m, -1)) != 0 ||		/* nid */
-	    (r = sshbuf_put_u32(m, KEX_C25519_SHA256)) != 0 ||
-	    (r = sshbuf_put_u32(m, 0)) != 0 ||		/* strict */
-	    (r = sshbuf_put_string(m, NULL, 0)) != 0 ||	/* my */
-	    (r = sshbuf_put_string(m, NULL, 0)) != 0 ||	/* peer */
-	    (r = sshbuf_put_cstring(m, "SSH-2.0-fuzz")) != 0 ||
-	    (r = sshbuf_put_cstring(m, "SSH-2.0-fuzz")) != 0 ||
-	    (r = sshbuf_put_string(m, "session-id", 10)) != 0 ||
-	    (r = sshbuf_put_u32(m, 0)) != 0 ||		/* flags */
-	    (r = put_newkeys(m, name, c, 1)) != 0 ||		/* out */
-	    (r = put_newkeys(m, name, c, 1)) != 0 ||		/* in */
-	    (r = sshbuf_put_u64(m, 0)) != 0 ||		/* rekey_limit */
-	    (r = sshbuf_put_u32(m, 0)) != 0 ||		/* rekey_interval */
-	    (r = sshbuf_put_u32(m, 0)) != 0 ||		/* p_send */
-	    (r = sshbuf_put_u64(m, 0)) != 0 ||
-	    (r = sshbuf_put_u32(m, 0)) != 0 ||
-	    (r = sshbuf_put_u64(m, 0)) != 0 ||
-	    (r = sshbuf_put_u32(m, 0)) != 0 ||		/* p_read */
-	    (r = sshbuf_put_u64(m, 0)) != 0 ||
-	    (r = sshbuf_put_u32(m, 0)) != 0 ||
-	    (r = sshbuf_put_u64(m, 0)) != 0 ||
-	    (r = sshbuf_put_string(m, NULL, 0)) != 0 ||	/* input */
-	    (r = sshbuf_put_string(m, NULL, 0)) != 0 ||	/* output */
-	    (r = sshbuf_put_u32(m, 0)) != 0 ||		/* interactive */
-	    (r = sshbuf_put_u32(m, 0xffffffff)) != 0 ||
-	    (r = sshbuf_put_u32(m, 0xffffffff)) != 0)
-		abort();
-	if ((r = ssh_packet_set_state(ssh, m)) != 0) {
-		fprintf(stderr, "ssh_packet_set_state: %s\n", ssh_err(r));
-		abort();
-	}
-	sshbuf_free(m);
-	return ssh;
-}
 
 static void
 exp_add(struct pf *pf, u_char type, const u_char *d, size_t len,
@@ -183,8 +92,8 @@ peer_check(struct pf *pf)
 		    ssh_err(r));
 		if (type == SSH_MSG_NONE)
 			break;
-		if (type == SSH2_MSG_PONG)
-			continue;	/* rx answered a PING */
+		if (type == SSH2_MSG_PONG || type == SSH2_MSG_DISCONNECT)
+			continue;	/* rx answered a PING, or gave up */
 		FUZZ_INVARIANT(pf->exp_done < pf->nexp,
 		    "unexpected packet type %u from the receiver", type);
 		e = &pf->exp[pf->exp_done++];
@@ -277,37 +186,14 @@ static void
 send_to_rx(struct pf *pf, const u_char *payload, size_t plen, u_int extra,
     int badpad, size_t flip, int echo)
 {
-	u_char *pkt, *enc;
-	size_t padlen, packlen, total, authlen = cipher_authlen(pf->cipher);
-	size_t before = pf->exp_done;
+	u_char *enc;
+	size_t enclen;
 	int r;
 
-	padlen = pf->bs - ((1 + plen) % pf->bs);
-	if (padlen < 4)
-		padlen += pf->bs;
-	padlen += (extra % 4) * pf->bs;
-	if (padlen > 255)
-		padlen -= pf->bs * ((padlen - 255 + pf->bs - 1) / pf->bs);
-	packlen = 1 + plen + padlen;
-	total = 4 + packlen;
-	if ((pkt = malloc(total)) == NULL ||
-	    (enc = malloc(total + authlen)) == NULL)
-		abort();
-	POKE_U32(pkt, packlen);
-	pkt[4] = badpad >= 0 ? (u_char)badpad : (u_char)padlen;
-	if (plen)
-		memcpy(pkt + 5, payload, plen);
-	memset(pkt + 5 + plen, 0, padlen);
-	if ((r = cipher_crypt(pf->enc, pf->seqnr, enc, pkt, packlen, 4,
-	    authlen)) != 0)
-		abort();
-	pf->seqnr++;
-	if (flip)
-		enc[(flip - 1) % (total + authlen)] ^= 0x01 | (flip >> 16);
+	fuzz_tx_frame(&pf->tx, payload, plen, extra, badpad, flip, &enc, &enclen);
 	if ((r = ssh_packet_process_incoming(pf->rx, (const char *)enc,
-	    total + authlen)) != 0)
+	    enclen)) != 0)
 		pf->rx_dead = 1;
-	free(pkt);
 	free(enc);
 	if (flip) {
 		u_char type;
@@ -320,7 +206,6 @@ send_to_rx(struct pf *pf, const u_char *payload, size_t plen, u_int extra,
 			    "corrupted packet accepted (type %u)", type);
 		}
 		pf->rx_dead = 1;
-		(void)before;
 		return;
 	}
 	rx_poll(pf, echo);
@@ -377,6 +262,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	u_int op, flags;
 	int random;
 	const char *cname;
+	const struct sshcipher *cipher;
 
 	fuzz_log_init();
 	memset(&pf, 0, sizeof(pf));
@@ -384,14 +270,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	flags = fin_u8(&in);
 	cname = (flags & 1) ?
 	    "aes128-gcm@openssh.com" : "chacha20-poly1305@openssh.com";
-	if ((pf.cipher = cipher_by_name(cname)) == NULL)
+	if ((cipher = cipher_by_name(cname)) == NULL)
 		abort();
-	pf.bs = cipher_blocksize(pf.cipher);
-	pf.rx = make_state(cname, pf.cipher);
-	pf.peer = make_state(cname, pf.cipher);
-	if (cipher_init(&pf.enc, pf.cipher, fkey, cipher_keylen(pf.cipher),
-	    fiv, cipher_ivlen(pf.cipher), CIPHER_ENCRYPT) != 0)
-		abort();
+	fuzz_tx_init(&pf.tx, cipher);
+	pf.rx = fuzz_make_state(cname, cipher, 1);
+	pf.peer = fuzz_make_state(cname, cipher, 1);
 
 	if (setjmp(fuzz_jmp) != 0)
 		goto done;	/* fatal(): the connection ended */
@@ -446,7 +329,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	free(pf.exp);
 	if (pf.zs_started)
 		deflateEnd(&pf.zs);
-	cipher_free(pf.enc);
+	fuzz_tx_free(&pf.tx);
 	ssh_packet_free(pf.rx);
 	ssh_packet_free(pf.peer);
 	return 0;
