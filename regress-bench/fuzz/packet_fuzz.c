@@ -163,7 +163,10 @@ rx_poll(struct pf *pf, int echo)
 		    (long long)len + 1 <= pf->inflate_max,
 		    "packet type %u inflated to %zu bytes > FUZZ_INFLATE_MAX %lld "
 		    "(issue 20 finding 6)", type, len + 1, pf->inflate_max);
-		if (echo && type >= SSH2_MSG_GLOBAL_REQUEST) {
+		/* (a channel's packets are at most 32 KiB; the peer refuses
+		 * packets beyond PACKET_MAX_SIZE) */
+		if (echo && type >= SSH2_MSG_GLOBAL_REQUEST &&
+		    len + 1 <= 32 * 1024) {
 			u_char *copy;
 
 			if ((copy = malloc(len + 1)) == NULL)
