@@ -466,7 +466,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	channel_send_open(cf.ssh, cf.id);
 	parse_output(&cf);
 
-	while (fin_more(&in) && !cf.dead) {
+	while (fin_more(&in) && !cf.dead &&
+	    cf.data_off < 768ULL * 1024 * 1024) {	/* time per input */
 		op = fin_u8(&in);
 		switch (op & 0x0f) {
 		case 0:		/* data within the window (or not: bit 4) */
@@ -556,11 +557,14 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			bulk(&cf, 1 + fin_u8(&in) % 64, rtt > 0 ? rtt : 0.05);
 			break;
 		case 12:	/* the consumer stops; the peer fills the window */
+			len = cf.advertised > cf.peer_sent ?
+			    cf.advertised - cf.peer_sent : 0;
 			while ((c = chan(&cf)) != NULL && !cf.dead &&
-			    c->ostate == CHAN_OUTPUT_OPEN &&
-			    cf.advertised > cf.peer_sent)
-				peer_data(&cf, MINIMUM(cf.advertised -
-				    cf.peer_sent, c->local_maxpacket), 0);
+			    c->ostate == CHAN_OUTPUT_OPEN && len > 0) {
+				n = MINIMUM(len, c->local_maxpacket);
+				len -= n;
+				peer_data(&cf, n, 0);
+			}
 			break;
 		default:
 			step(&cf);
