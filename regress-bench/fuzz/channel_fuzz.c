@@ -467,7 +467,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	parse_output(&cf);
 
 	while (fin_more(&in) && !cf.dead &&
-	    cf.data_off < 768ULL * 1024 * 1024) {	/* time per input */
+	    cf.data_off < 512ULL * 1024 * 1024) {	/* time per input */
 		op = fin_u8(&in);
 		switch (op & 0x0f) {
 		case 0:		/* data within the window (or not: bit 4) */
@@ -553,8 +553,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				cf.overran = 1;	/* unknown effect */
 			peer_msg(&cf, 90 + ((op >> 5) % 11), body, 4 + n);
 			break;
-		case 11:	/* bulk: fill the window each RTT, rounds */
-			bulk(&cf, 1 + fin_u8(&in) % 64, rtt > 0 ? rtt : 0.05);
+		case 11:	/* bulk: fill the window each RTT, 1-8 rounds */
+			bulk(&cf, 1 + fin_u8(&in) % 8, rtt > 0 ? rtt : 0.05);
 			break;
 		case 12:	/* the consumer stops; the peer fills the window */
 			len = cf.advertised > cf.peer_sent ?
