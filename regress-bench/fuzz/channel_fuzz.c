@@ -359,25 +359,27 @@ bulk(struct cf *cf, u_int rounds, double rtt)
 
 	for (i = 0; i < rounds && !cf->dead; i++) {
 		/* one RTT: what the window allowed at its start */
-		budget = cf->advertised - cf->peer_sent;
+		budget = cf->advertised > cf->peer_sent ?
+		    cf->advertised - cf->peer_sent : 0;
 		while ((c = chan(cf)) != NULL && !cf->dead && budget > 0 &&
-		    (room = cf->advertised - cf->peer_sent) > 0 &&
+		    cf->advertised > cf->peer_sent &&
 		    c->ostate == CHAN_OUTPUT_OPEN) {
+			room = cf->advertised - cf->peer_sent;
 			n = MINIMUM(MINIMUM(room, budget), c->local_maxpacket);
 			budget -= n;
 			peer_data(cf, n, 0);
-			if (sshbuf_len(c->output) >= 512 * 1024) {
-				for (k = 0; k < 64 && (c = chan(cf)) != NULL &&
-				    sshbuf_len(c->output) > 0; k++) {
-					step(cf);
-					drain(cf, SIZE_MAX);
-				}
+			/* (step() may free the channel: look it up again) */
+			for (k = 0; k < 64 && (c = chan(cf)) != NULL &&
+			    sshbuf_len(c->output) >= 512 * 1024; k++) {
+				step(cf);
+				drain(cf, SIZE_MAX);
 			}
 		}
 		fake_now += rtt;
-		for (k = 0; k < 64 && (c = chan(cf)) != NULL; k++) {
+		for (k = 0; k < 64 && chan(cf) != NULL; k++) {
 			step(cf);
-			if (drain(cf, SIZE_MAX) == 0 && sshbuf_len(c->output) == 0)
+			if (drain(cf, SIZE_MAX) == 0 && ((c = chan(cf)) == NULL ||
+			    sshbuf_len(c->output) == 0))
 				break;
 		}
 		step(cf);
