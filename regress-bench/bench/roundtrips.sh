@@ -7,7 +7,7 @@
 # segment sent >= RTT/2 after its previous one; regress-bench/lib/roundtrips.py),
 # "stalls" = those waits with no server data in between (data held back),
 # "fin" = SYN to the client's FIN in RTTs (what a user waits for, plus
-# process start-up).  Default RTTs: 50 100 200.  Needs root (namespaces),
+# process start-up); "?" marks a capture that missed the SYN (3 tries).  Default RTTs: 50 100 200.  Needs root (namespaces),
 # tcpdump and rsync.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
@@ -35,32 +35,49 @@ op() {
 	esac
 }
 
-# count CLIENT_TREE PORT OP RTT: capture one run of OP, print its counts
-count() {
-	local ct=$1 port=$2 what=$3 rtt=$4 tp
-	rm -f "$T/cap.pcap" "$T"/home/*.out
-	ip netns exec "$NA" tcpdump -i any -n -U -w "$T/cap.pcap" "tcp port $port" 2>/dev/null & tp=$!
-	for _ in $(seq 50); do [ -s "$T/cap.pcap" ] && break; sleep 0.1; done	# capturing
-	sleep 0.3
-	op "$what" "$ct" "$port" > "$T/op.log" 2>&1 || { kill "$tp"; wait "$tp" 2>/dev/null; echo "FAILED"; return; }
-	sleep 0.5; kill "$tp"; wait "$tp" 2>/dev/null
-	tcpdump -n -tt -r "$T/cap.pcap" 2>/dev/null | python3 regress-bench/lib/roundtrips.py "$rtt" "$port" |
-		awk '{ printf "%d/%d/%s", $4, $6, $8; exit }'
-}
-
 ops="ssh-true scp-up scp-down sftp-put sftp-get rsync-up"
+pairs="stock:stock lfn:stock stock:lfn lfn:lfn"
+tree() { [ "$1" = lfn ] && echo "$LFN_TREE" || echo "$STOCK_TREE"; }
 printf 'cells: rt/stalls/fin (round trips waited / of them stalls / SYN..FIN in RTTs)\n'
 for rtt in "$@"; do
 	lfn_wan_link rt$$-$rtt "$rtt" 1gbit
 	plfn=$(lfn_free_port); lfn_sshd_start "$LFN_TREE" "$plfn" "$NB" <<< "PermitUserEnvironment HOME"
 	pstk=$(lfn_free_port); lfn_sshd_start "$STOCK_TREE" "$pstk" "$NB" <<< "PermitUserEnvironment HOME"
+	# one capture for the whole table: each operation is one connection,
+	# in the order they ran (no capture start-up race per operation)
+	rm -f "$T/cap.pcap"
+	ip netns exec "$NA" tcpdump -i any -n -U -w "$T/cap.pcap" "tcp port $plfn or tcp port $pstk" 2>/dev/null & tp=$!
+	sleep 3
+	: > "$T/labels"
+	for pair in $pairs; do
+		cn=${pair%:*} sn=${pair#*:}
+		port=$pstk; [ "$sn" = lfn ] && port=$plfn
+		for o in $ops; do
+			st=ok; op "$o" "$(tree "$cn")" "$port" > "$T/op.log" 2>&1 || st=FAILED
+			echo "$cn $sn $o $port $st" >> "$T/labels"
+			sleep 0.3
+		done
+	done
+	sleep 1; kill "$tp"; wait "$tp" 2>/dev/null
+	# roundtrips.py counts per connection; the server port tells which
+	# connection belongs to which sshd, order within a port is run order
+	for port in $plfn $pstk; do
+		tcpdump -n -tt -r "$T/cap.pcap" "tcp port $port" 2>/dev/null |
+		    python3 regress-bench/lib/roundtrips.py "$rtt" "$port" > "$T/counts.$port"
+	done
 	printf '\nRTT %s ms\n%-22s' "$rtt" "client -> server"
 	for o in $ops; do printf ' %-13s' "$o"; done; echo
-	for pair in "stock:$STOCK_TREE:$pstk:stock" "lfn:$LFN_TREE:$pstk:stock" \
-	            "stock:$STOCK_TREE:$plfn:lfn" "lfn:$LFN_TREE:$plfn:lfn"; do
-		IFS=: read -r cn ct port sn <<< "$pair"
+	for pair in $pairs; do
+		cn=${pair%:*} sn=${pair#*:}
 		printf '%-22s' "$cn -> $sn"
-		for o in $ops; do printf ' %-13s' "$(count "$ct" "$port" "$o" "$rtt")"; done; echo
+		for o in $ops; do
+			read -r _ _ _ port st < <(grep "^$cn $sn $o " "$T/labels")
+			# the n-th connection to this port is the n-th label with it
+			n=$(awk -v p="$port" -v k="$cn $sn $o" '$4 == p { i++ } $1" "$2" "$3 == k { print i; exit }' "$T/labels")
+			cell=$(sed -n "${n}p" "$T/counts.$port" | awk '{ printf "%d/%d/%s%s", $4, $6, $8, ($11 == 1 ? "" : "?") }')
+			[ "$st" = ok ] || cell=FAILED
+			printf ' %-13s' "$cell"
+		done; echo
 	done
 	lfn_cleanup; lfn_wan_cleanup
 done

@@ -10,7 +10,8 @@ On an emulated link the RTT is fixed, so this counts what the protocol
 did, not how fast the machine was: a gap of RTT/2 is 50 ms at 100 ms.
 
 Prints one line per connection:
-  conn ADDR waits N stalls S until-fin F.FF rtt
+  conn ADDR waits N stalls S until-fin F.FF rtt syn 1
+("syn 0": the capture missed the connection's start; its counts are short.)
 """
 import re
 import sys
@@ -52,8 +53,9 @@ def main():
                     stalls += 1
             last, server_data = t, False
         end = fin if fin is not None else pkts[-1][0]
-        print('conn %s waits %d stalls %d until-fin %.2f rtt'
-              % (cli, waits, stalls, (end - t0) / (2 * half)))
+        syn = int(pkts[0][1] == 'C' and pkts[0][2] == 'S')
+        print('conn %s waits %d stalls %d until-fin %.2f rtt syn %d'
+              % (cli, waits, stalls, (end - t0) / (2 * half), syn))
 
 
 if __name__ == '__main__':

@@ -32,7 +32,7 @@ captured() {
 	rm -f "$T/cap.pcap"
 	ip netns exec "$NA" tcpdump -i any -n -U -w "$T/cap.pcap" "tcp port $port" 2> "$T/tcpdump.err" & tp=$!
 	for _ in $(seq 50); do [ -s "$T/cap.pcap" ] && break; sleep 0.1; done
-	sleep 0.3
+	sleep 0.5
 	"$@"; rc=$?
 	sleep 0.5; kill "$tp"; wait "$tp" 2>/dev/null
 	RT=$(tcpdump -n -tt -r "$T/cap.pcap" 2>/dev/null | python3 "$LFN_TOP/regress-bench/lib/roundtrips.py" "$rtt" "$port")
@@ -45,6 +45,7 @@ check_rt() {
 	local n w s
 	n=$(grep -c '^conn' <<< "$RT")
 	[ "$n" = 1 ] || { fail "$1: capture has $n connections: $RT"; return; }
+	[ "${RT##* }" = 1 ] || { fail "$1: capture missed the connection's start: $RT"; return; }
 	read -r _ _ _ w _ s _ <<< "$RT"
 	verbose "$1: $w round trips, $s stalls"
 	[ "$w" -le "$2" ] || fail "$1: $w round trips (at most $2): $RT"
