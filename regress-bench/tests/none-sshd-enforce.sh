@@ -10,7 +10,9 @@
 #    direct-tcpip granted (so the refusals above are the none policy);
 #  - a client that got a pty first cannot switch afterwards;
 #  - our own ssh as a ControlMaster with NoneForwarding: forwards added by
-#    a mux client (-O forward -L / -R) after the switch are refused.
+#    a mux client (-O forward -L / -R) after the switch are refused;
+#  - clients that never switch (ours without NoneEnabled, stock) keep their
+#    -L forwarding on a NoneEnabled sshd, also while it re-keys.
 . "$(dirname "$0")/../lib/sshenv.sh"
 trap lfn_cleanup EXIT
 lfn_env_init none-sshd-enforce
@@ -85,4 +87,40 @@ sleep 0.3
 grep -q 'NoneEnabled: refused direct-tcpip' "$slog" || fail "sshd did not refuse the -L channel"
 grep -q 'NoneEnabled: refused tcpip-forward' "$slog" || fail "sshd did not refuse the -R request"
 "$LFN_TREE/ssh" -S "$ctl" -O exit x 2>/dev/null
+
+tid "clients that never switch keep their forwarding, also during rekeys (sshd RekeyLimit 256K)"
+p2=$(lfn_free_port)
+lfn_sshd_start "$LFN_TREE" "$p2" <<-EOF
+NoneEnabled yes
+RekeyLimit 256K
+PerSourcePenalties no
+EOF
+slog2=$SSHD_LOG
+dd if=/dev/urandom of="$T/data" bs=1M count=1 status=none
+clients=("$LFN_TREE")
+[ -x "$STOCK_TREE/ssh" ] && clients+=("$STOCK_TREE")
+for tree in "${clients[@]}"; do
+	lp=$(lfn_free_port)
+	lfn_ssh "$tree" "$p2" -oExitOnForwardFailure=yes -L "127.0.0.1:$lp:127.0.0.1:$p2" lfnpeer \
+	    "for i in \$(seq 50); do head -c 1048576 $T/data; sleep 0.1; done; sleep 60" > /dev/null 2> "$T/err" &
+	cpid=$!; LFN_PIDS+=("$cpid")
+	got=0
+	for i in $(seq 30); do
+		b=$(timeout 5 "$PY" -c '
+import socket, sys
+try:
+    s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=3)
+    print(s.recv(64).decode(errors="replace").strip())
+except OSError:
+    pass' "$lp" 2>/dev/null)
+		case "$b" in SSH-*) got=$((got + 1)) ;; esac
+		sleep 0.05
+	done
+	kill -0 "$cpid" 2>/dev/null || fail "$(basename "$tree") client died: $(tail -n 3 "$T/err")"
+	kill "$cpid" 2>/dev/null; wait "$cpid" 2>/dev/null
+	[ "$got" -ge 1 ] || fail "$(basename "$tree"): no forwarded connection worked"
+	verbose "$(basename "$tree") client: $got of 30 forwarded connections during rekeys"
+done
+sleep 0.3
+grep -q 'NoneEnabled: refused' "$slog2" && fail "sshd refused forwarding of a client that never switched: $(grep 'NoneEnabled: refused' "$slog2" | head -n 2)"
 lfn_finish
