@@ -2,8 +2,8 @@
 # none-bench: NoneEnabled throughput (patch 0401); a benchmark, not a test:
 # skipped unless LFN_BENCH=1.  Loopback, one connection each, LFN_BENCH_MB
 # (default 2048) MiB of random data uploaded with `ssh host 'cat >/dev/null'`:
-#   stock aes128-gcm, lfn aes128-gcm, lfn none + umac-64-etm, lfn none +
-#   MAC none, raw TCP.
+#   stock aes128-gcm, lfn aes128-gcm, lfn none + umac-64-etm, raw TCP
+#   (MAC none is no longer possible: NoneMacEnabled is ignored).
 # Prints MB/s and CPU seconds per GB for the client (ssh, rusage via bash's
 # time) and the server (the post-auth sshd-session, from its
 # /proc stat read by the remote command when the data is in).
@@ -23,7 +23,6 @@ p_stock=$(lfn_free_port); lfn_sshd_start "$STOCK_TREE" "$p_stock" <<< "LogLevel 
 p_lfn=$(lfn_free_port); lfn_sshd_start "$LFN_TREE" "$p_lfn" <<EOF
 LogLevel ERROR
 NoneEnabled yes
-NoneMacEnabled yes
 EOF
 
 # timeit FILE CMD...: "wall user sys" of CMD (and its children) into FILE.
@@ -68,6 +67,5 @@ echo "# $mb MiB upload, loopback, median of $runs: MB/s  client-CPU-s/GB  server
 bench "stock aes128-gcm" one "$STOCK_TREE" "$p_stock" -c aes128-gcm@openssh.com
 bench "lfn aes128-gcm" one "$LFN_TREE" "$p_lfn" -c aes128-gcm@openssh.com
 bench "lfn none + umac-64-etm" one "$LFN_TREE" "$p_lfn" -oNoneEnabled=yes
-bench "lfn none + MAC none" one "$LFN_TREE" "$p_lfn" -oNoneEnabled=yes -oNoneMacEnabled=yes
 bench "raw TCP (bash /dev/tcp -> python)" raw
 exit 0
