@@ -133,6 +133,19 @@ lfn_free_port() {
 	return 1
 }
 
+# lfn_paramiko_python: set PY to a python3 that has paramiko, for the
+# hostile peers.  Debian's python3-paramiko (install-deps) is in
+# /usr/bin/python3's path; a pyenv or venv python3 first in PATH may lack
+# it.  Fails the test (exit 1) when neither has it: a hostile-peer test
+# must not pass by skipping.
+lfn_paramiko_python() {
+	local p
+	for p in /usr/bin/python3 python3; do
+		"$p" -c 'import paramiko' 2>/dev/null && { PY=$p; return 0; }
+	done
+	lfn_die "no python3 with paramiko (tried /usr/bin/python3, python3): run ./install-deps (apt-get install python3-paramiko)"
+}
+
 # lfn_cleanup: stop every process lfn_* started (by PID only).
 lfn_cleanup() {
 	local p

@@ -10,12 +10,7 @@
 . "$(dirname "$0")/../lib/sshenv.sh"
 trap lfn_cleanup EXIT
 lfn_env_init hostile-compress-bomb-client
-PY=""
-for p in python3 /usr/bin/python3; do
-	"$p" -c 'import paramiko' 2>/dev/null && { PY=$p; break; }
-done
-[ -n "$PY" ] ||
-	{ echo "no python3-paramiko (apt-get install python3-paramiko): skipped"; exit 77; }
+lfn_paramiko_python
 PORT=$(lfn_free_port) || lfn_die "no free port"
 
 tid "compressed IGNORE bomb from the server"

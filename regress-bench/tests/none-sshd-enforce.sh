@@ -18,9 +18,7 @@ trap lfn_cleanup EXIT
 lfn_env_init none-sshd-enforce
 "$LFN_TREE/ssh" -G -oNoneEnabled=yes x 2>/dev/null | grep -qi '^noneenabled yes' ||
 	{ echo "ssh has no NoneEnabled (patch 0401 missing): skipped"; exit 77; }
-PY=/usr/bin/python3
-"$PY" -c 'import paramiko' 2>/dev/null ||
-	{ echo "python3-paramiko missing (apt-get install python3-paramiko): skipped"; exit 77; }
+lfn_paramiko_python
 
 p=$(lfn_free_port)
 lfn_sshd_start "$LFN_TREE" "$p" <<-EOF

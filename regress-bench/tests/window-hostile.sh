@@ -16,15 +16,14 @@
 #    channel window"), not die in fatal() at the 128 MiB buffer limit.
 # The sshd side of finding 13 (tty) is window-tty-fixed.sh.
 . "$(dirname "$0")/../lib/sshenv.sh"
-PY=/usr/bin/python3
-$PY -c 'import paramiko' 2>/dev/null || { echo "python3-paramiko missing (apt-get install python3-paramiko): skipped"; exit 77; }
+lfn_paramiko_python
 trap 'lfn_cleanup' EXIT
 lfn_env_init window-hostile
 H="$LFN_TOP/regress-bench/lib/hostile-window.py"
 # hostile MODE LABEL SSH-ARGS...: run the hostile server against our ssh
 hostile() {
 	local mode=$1 label=$2 rc; shift 2
-	$PY "$H" "$mode" "$T/host_ed25519" "$T/$label.log" -- \
+	"$PY" "$H" "$mode" "$T/host_ed25519" "$T/$label.log" -- \
 	    "$LFN_TREE/ssh" -F "$T/ssh_config" -o HostKeyAlias=lfnpeer \
 	    -o BatchMode=yes -v "$@" -p '{PORT}' 127.0.0.1 cat > "$T/$label.out" 2>&1
 	rc=$?
