@@ -20,7 +20,8 @@ import threading
 import time
 
 import paramiko
-from paramiko.common import cMSG_IGNORE
+
+from bomb_common import add_bomb_args, ignore
 
 
 class Server(paramiko.ServerInterface):
@@ -43,20 +44,11 @@ class Server(paramiko.ServerInterface):
         return True
 
 
-def ignore(t, size):
-    m = paramiko.Message()
-    m.add_byte(cMSG_IGNORE)
-    m.add_string(b"\0" * size)
-    t._send_user_message(m)
-
-
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--port", type=int, required=True)
     ap.add_argument("--host-key", required=True)
-    ap.add_argument("--ok-size", type=int, default=200 * 1024)
-    ap.add_argument("--bomb-size", type=int, default=16 * 1024 * 1024)
-    ap.add_argument("--bombs", type=int, default=2)
+    add_bomb_args(ap)
     ap.add_argument("--linger", type=float, default=8)
     a = ap.parse_args()
 

@@ -21,7 +21,8 @@ import sys
 import time
 
 import paramiko
-from paramiko.common import cMSG_IGNORE
+
+from bomb_common import add_bomb_args, ignore
 
 
 def descendants(pid):
@@ -62,13 +63,6 @@ def session_rss_kb(sshd_pid):
     return best
 
 
-def ignore(t, size):
-    m = paramiko.Message()
-    m.add_byte(cMSG_IGNORE)
-    m.add_string(b"\0" * size)
-    t._send_user_message(m)
-
-
 def barrier(t):
     """A request the server answers: returns once it processed what we sent
     before (or the connection is gone)."""
@@ -86,9 +80,7 @@ def main():
     ap.add_argument("--user", required=True)
     ap.add_argument("--key", required=True)
     ap.add_argument("--sshd-pid", type=int, required=True)
-    ap.add_argument("--ok-size", type=int, default=200 * 1024)
-    ap.add_argument("--bomb-size", type=int, default=16 * 1024 * 1024)
-    ap.add_argument("--bombs", type=int, default=2)
+    add_bomb_args(ap)
     a = ap.parse_args()
 
     sock = socket.create_connection((a.host, a.port), timeout=30)
