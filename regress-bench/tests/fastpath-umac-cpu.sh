@@ -7,25 +7,16 @@
 # (UMAC_NH_XGETBV): without YMM state the portable NH must be chosen.
 # x86-64 only (elsewhere there is no AVX2 NH to choose).
 . "$(dirname "$0")/../lib/sshenv.sh"
+. "$(dirname "$0")/../lib/unit.sh"
 trap lfn_cleanup EXIT
 [ "$(uname -m)" = x86_64 ] || { echo "not x86-64: skipped"; exit 77; }
 lfn_env_init fastpath-umac-cpu
-UNIT="$LFN_TOP/regress-bench/unit"
-[ -f "$LFN_TREE/libssh.a" ] && [ -f "$LFN_TREE/openbsd-compat/libopenbsd-compat.a" ] ||
-	{ echo "tree not built (no libssh.a): skipped"; exit 77; }
+lfn_unit_init
 grep -q nh_aux_avx2 "$LFN_TREE/umac.c" || { echo "no AVX2 NH in this tree: skipped"; exit 77; }
-mkv() { sed -n "s/^$1=//p" "$LFN_TREE/Makefile" | head -1 | sed "s/\$([A-Za-z_]*)//g"; }
-CC_T=$(mkv CC); CFLAGS_T=$(mkv CFLAGS); CPPFLAGS_T=$(mkv CPPFLAGS)
-LDFLAGS_T=$(mkv LDFLAGS); LIBS_T="$(mkv LIBS) $(mkv CHANNELLIBS)"
-CC_T=${CC_T:-cc}
 
 tid "unit: umac-cpu (AVX2 NH only with YMM state)"
-# shellcheck disable=SC2086
-if ! $CC_T $CFLAGS_T -I"$UNIT" -I"$LFN_TREE" -I"$LFN_TREE/openbsd-compat" $CPPFLAGS_T \
-    -o "$T/umac-cpu" "$UNIT/umac-cpu.c" $LDFLAGS_T "$LFN_TREE/libssh.a" \
-    "$LFN_TREE/openbsd-compat/libopenbsd-compat.a" $LIBS_T -lcrypto \
-    > "$T/build.log" 2>&1; then
-	head -20 "$T/build.log"
+if ! lfn_unit_build umac-cpu; then
+	head -20 "$T/umac-cpu.build.log"
 	fail "umac-cpu did not build (umac.c without its own CPU check?)"
 elif ! "$T/umac-cpu" > "$T/run.log" 2>&1; then
 	cat "$T/run.log"; fail "umac-cpu failed"

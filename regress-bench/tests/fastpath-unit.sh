@@ -14,15 +14,10 @@
 #    lagging consumer, stays within the window when the consumer stops,
 #    keeps every byte in order and still enforces max_size.
 . "$(dirname "$0")/../lib/sshenv.sh"
+. "$(dirname "$0")/../lib/unit.sh"
 trap lfn_cleanup EXIT
 lfn_env_init fastpath-unit
-UNIT="$LFN_TOP/regress-bench/unit"
-[ -f "$LFN_TREE/libssh.a" ] && [ -f "$LFN_TREE/openbsd-compat/libopenbsd-compat.a" ] ||
-	{ echo "tree not built (no libssh.a): skipped"; exit 77; }
-mkv() { sed -n "s/^$1=//p" "$LFN_TREE/Makefile" | head -1 | sed "s/\$([A-Za-z_]*)//g"; }
-CC_T=$(mkv CC); CFLAGS_T=$(mkv CFLAGS); CPPFLAGS_T=$(mkv CPPFLAGS)
-LDFLAGS_T=$(mkv LDFLAGS); LIBS_T="$(mkv LIBS) $(mkv CHANNELLIBS)"
-CC_T=${CC_T:-cc}
+lfn_unit_init
 
 units=fastpath-chachapoly
 grep -q cipher_crypt_split "$LFN_TREE/cipher.h" && units="$units fastpath-split"
@@ -30,11 +25,7 @@ grep -q nh_aux_avx2 "$LFN_TREE/umac.c" && units="$units fastpath-umac"
 grep -q sshbuf_allocate_queue "$LFN_TREE/sshbuf.h" && units="$units window-queue"
 for t in $units; do
 	tid "unit: $t"
-	# shellcheck disable=SC2086
-	if ! $CC_T $CFLAGS_T -I"$UNIT" -I"$LFN_TREE" -I"$LFN_TREE/openbsd-compat" $CPPFLAGS_T \
-	    -o "$T/$t" "$UNIT/$t.c" $LDFLAGS_T "$LFN_TREE/libssh.a" \
-	    "$LFN_TREE/openbsd-compat/libopenbsd-compat.a" $LIBS_T -lcrypto \
-	    > "$T/$t.build.log" 2>&1; then
+	if ! lfn_unit_build "$t"; then
 		cat "$T/$t.build.log"
 		fail "$t did not build"
 		continue

@@ -10,24 +10,14 @@
 #  - a 200 KiB packet's allocation is released, not kept;
 #  - a forked child does not send the parent's padding bytes.
 . "$(dirname "$0")/../lib/sshenv.sh"
+. "$(dirname "$0")/../lib/unit.sh"
 trap lfn_cleanup EXIT
 lfn_env_init packet-memory
-UNIT="$LFN_TOP/regress-bench/unit"
-[ -f "$LFN_TREE/libssh.a" ] && [ -f "$LFN_TREE/openbsd-compat/libopenbsd-compat.a" ] ||
-	{ echo "tree not built (no libssh.a): skipped"; exit 77; }
-mkv() { sed -n "s/^$1=//p" "$LFN_TREE/Makefile" | head -1 | sed "s/\$([A-Za-z_]*)//g"; }
-CC_T=$(mkv CC); CFLAGS_T=$(mkv CFLAGS); CPPFLAGS_T=$(mkv CPPFLAGS)
-LDFLAGS_T=$(mkv LDFLAGS); LIBS_T="$(mkv LIBS) $(mkv CHANNELLIBS)"
-CC_T=${CC_T:-cc}
+lfn_unit_init
 
 t=packet-buffers
 tid "unit: $t"
-# shellcheck disable=SC2086
-if ! $CC_T $CFLAGS_T -I"$UNIT" -I"$LFN_TREE" -I"$LFN_TREE/openbsd-compat" -I"$LFN_TREE/openbsd-compat/include" $CPPFLAGS_T \
-    -o "$T/$t" "$UNIT/$t.c" "$LFN_TREE/ssh-pkcs11-client.o" \
-    "$LFN_TREE/ssh-sk-client.o" $LDFLAGS_T "$LFN_TREE/libssh.a" \
-    "$LFN_TREE/openbsd-compat/libopenbsd-compat.a" $LIBS_T -lcrypto -lz \
-    > "$T/$t.build.log" 2>&1; then
+if ! lfn_unit_build "$t" "$LFN_TREE/ssh-pkcs11-client.o" "$LFN_TREE/ssh-sk-client.o"; then
 	cat "$T/$t.build.log"
 	fail "$t did not build"
 else
