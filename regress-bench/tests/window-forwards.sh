@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # window-forwards: the receive windows of forwarded channels grow beyond
-# upstream's 2 MiB on a long fat link (patch 0201), like session and -L
+# upstream's 2 MiB on a long fat link (patch 0202), like session and -L
 # channels (window-autotune.sh): remote forwards (-R), dynamic SOCKS forwards
 # (-D) and stdio forwards (-W, which ProxyJump uses), in both directions,
 # data cmp-checked.  An inner ssh rides each forward; growth is read from

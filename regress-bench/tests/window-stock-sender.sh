@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# window-stock-sender: 0206 grants a sender that is not openssh-lfn at most
+# window-stock-sender: 0215 grants a sender that is not openssh-lfn at most
 # a 15 MiB window (a stock sender's 16 MiB read-ahead buffer must never
 # fill: each read would then memmove the whole backlog), while an
 # openssh-lfn sender on the same sshd keeps growing past it.  On an emulated
