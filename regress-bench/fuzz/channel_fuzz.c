@@ -1,6 +1,6 @@
 /*
  * channel_fuzz: a hostile peer's CHANNEL_* messages against one session
- * channel with receive-window autotuning (patch 0201; 0309's bulk reads on
+ * channel with receive-window autotuning (patches 0201-0204; 0309's bulk reads on
  * the send side).  README.md describes the input format.
  *
  * The channel is opened the way ssh opens a session (channel_new +

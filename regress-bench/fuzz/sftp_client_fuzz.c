@@ -1,5 +1,5 @@
 /*
- * sftp_client_fuzz: sftp-client.c (patches 0202, 0203) against a fuzzed
+ * sftp_client_fuzz: sftp-client.c (patches 0206, 0207-0212) against a fuzzed
  * SFTP server.  README.md describes the input format.
  *
  * sftp-client.c is compiled into the harness with its connection I/O
@@ -625,7 +625,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		goto done;
 	switch (op & 7) {
 	case 0:		/* sftp get / scp download */
-	case 2:		/* ... after the lookup's lstat (0203) */
+	case 2:		/* ... after the lookup's lstat (0211) */
 	case 3:		/* ... after a stat, with -p */
 		if ((op & 7) == 2 &&
 		    sftp_lstat(conn, SRC_PATH, 1, &a) != 0)

@@ -1,5 +1,5 @@
-# regress-bench/lib/window.sh — helpers shared by the window tests (patch
-# 0201), sourced after sshenv.sh.  Growth is read from a receiver's log:
+# regress-bench/lib/window.sh — helpers shared by the window tests (patches
+# 0202-0205), sourced after sshenv.sh.  Growth is read from a receiver's log:
 # "channel N: receive window A -> B" (ssh -v, or sshd at LogLevel VERBOSE).
 
 # grew LOG: the largest window B that LOG shows a channel growing to (0: none).

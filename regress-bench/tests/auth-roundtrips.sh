@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
-# auth-roundtrips: the round trips 0103/0204/0205 take out of a connection's
+# auth-roundtrips: the round trips 0103/0213/0214 take out of a connection's
 # set-up, counted from a packet capture on an emulated 200 ms link (not from
 # timings: regress-bench/lib/roundtrips.py counts the times the client sent
 # data at least 100 ms after its previous data, and which of those had no
 # server data in between, i.e. data held back):
 #  - 0103: no stall in the key exchange (Nagle held the KEX init and the
 #    service request back for an ACK);
-#  - 0204: the "none" request rides with SERVICE_REQUEST (OpenSSH servers);
-#  - 0205: an unencrypted key file signs at once (no PK_OK round trip),
+#  - 0213: the "none" request rides with SERVICE_REQUEST (OpenSSH servers);
+#  - 0214: an unencrypted key file signs at once (no PK_OK round trip),
 #    while agent keys and encrypted keys keep the query, and a key the
 #    server refuses just fails over to the next one.
 # `ssh true` must take at most 7 round trips (the old series: 11) and `scp`

@@ -9,7 +9,7 @@
 #    every cipher, CBC refused; only where the tree has that patch.
 #  - fastpath-umac: UMAC-64 with the AVX2 NH (patch 0307) against the
 #    portable NH and RFC 4418's test vectors.
-#  - window-queue: sshbuf_allocate_queue() (patch 0201: a channel's output
+#  - window-queue: sshbuf_allocate_queue() (patch 0203: a channel's output
 #    buffer under a grown window) appends in amortised O(1) copies with a
 #    lagging consumer, stays within the window when the consumer stops,
 #    keeps every byte in order and still enforces max_size.

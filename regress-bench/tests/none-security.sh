@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# none-security: NoneEnabled (patch 0401) security properties.
+# none-security: NoneEnabled (patches 0401, 0406) security properties.
 #  - "none" is never offered or accepted before authentication (our sshd with
 #    NoneEnabled, and stock): a raw client proposing only "none" gets "no
 #    matching cipher", one proposing "none,aes128-ctr" gets aes128-ctr, and

@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# sftp-roundtrips: the round trips 0202/0203 take out of an SFTP session
+# sftp-roundtrips: the round trips 0206 (ramp), 0207 (limits), 0208 (upload
+# end), 0210 (download end), 0211 (lookup stat) and 0212 (target stat)
+# take out of an SFTP session
 # (limits@openssh.com answered with the next request, an upload's fsetstat
 # and close sent back to back, a download starting with enough requests for
 # its first 2 MiB, its last block asked for exactly and a small file's EOF

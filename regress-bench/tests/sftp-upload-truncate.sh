@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # sftp-upload-truncate: an scp upload whose final truncate (the size
-# fsetstat that 0203 sends back to back with the close) fails, fails: scp
-# exits nonzero, as for a failed write (issue 20, finding 9).  The server
+# fsetstat that 0208 sends back to back with the close) fails, fails: scp
+# exits nonzero, as for a failed write (0209; issue 20, finding 9).  The server
 # is our sftp-server with fsetstat denied (-P fsetstat), and a character
 # device (truncating it fails).  A -p mode/times fsetstat that fails stays
 # a message only, as upstream (sftp-roundtrips.sh compares that with

@@ -5,11 +5,11 @@
 # serialises its options to sshd-auth and sshd-session from the SSHCONF_*
 # tables in servconf.h (ours: SSHD_CONFIG_ENTRIES_LFN); a keyword missing
 # from them is parsed but never arrives, which only the session shows:
-#  - MaxChannelWindow / TcpRcvBufPoll / HPNDisabled (0201): sshd-session
+#  - MaxChannelWindow / TcpRcvBufPoll / HPNDisabled (0202, 0205): sshd-session
 #    logs "bulk receive windows may grow to N, TCP RTT read every RTT|once"
 #    (debug) when the session starts; as root over an emulated 1 Gbit/s x
 #    100 ms link an upload's server window also stops at a Match cap;
-#  - NoneEnabled / NoneMacEnabled (0401): the client's switch to cipher
+#  - NoneEnabled / NoneMacEnabled (0401, 0406): the client's switch to cipher
 #    none (and MAC none) is taken or refused as Match says;
 #  - DebianBanner (0150) is main-section only; HPNBufferSize is accepted
 #    (deprecated) in both.
@@ -19,7 +19,7 @@ trap 'lfn_cleanup; lfn_wan_cleanup' EXIT
 lfn_env_init sshd-options-match
 me=$(id -un)
 "$LFN_TREE/sshd" -T -f /dev/null -o HostKey="$T/host_ed25519" 2>/dev/null | grep -q '^MaxChannelWindow ' ||
-	{ echo "sshd has no MaxChannelWindow (patch 0201 missing): skipped"; exit 77; }
+	{ echo "sshd has no MaxChannelWindow (patch 0202 missing): skipped"; exit 77; }
 
 tid "sshd -T: main section and Match values"
 lfn_sshd_config "$LFN_TREE" 22 > "$T/sshd_T" <<EOF

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # window-autotune: bulk channels grow their receive window beyond upstream's
-# 2 MiB on a long fat link (patch 0201), in both directions, for a session,
+# 2 MiB on a long fat link (patch 0202), in both directions, for a session,
 # a -L forward and a ControlMaster (mux) session; a tty session's window
-# stays fixed; HPNDisabled turns growth off; every transfer is intact.
+# stays fixed; HPNDisabled (0205) turns growth off; every transfer is intact.
 # Growth is read from the receiver's log (ssh -v, or sshd at LogLevel
 # VERBOSE): "channel N: receive window A -> B".  No timing assertions.
 . "$(dirname "$0")/../lib/sshenv.sh"

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # window-forwards: the receive windows of forwarded channels grow beyond
-# upstream's 2 MiB on a long fat link (patch 0201), like session and -L
+# upstream's 2 MiB on a long fat link (patch 0202), like session and -L
 # channels (window-autotune.sh): remote forwards (-R), dynamic SOCKS forwards
 # (-D) and stdio forwards (-W, which ProxyJump uses), in both directions,
 # data cmp-checked.  An inner ssh rides each forward; growth is read from
 # the receiving end's log ("channel N: receive window A -> B"): the outer
 # client's -v log when data flows towards it, sshd's VERBOSE log otherwise.
 # No timing assertions.
+# Patches: 0202, 0205 (its sshd_config sets HPNDisabled in a Match block).
 . "$(dirname "$0")/../lib/sshenv.sh"
 . "$(dirname "$0")/../lib/window.sh"
 

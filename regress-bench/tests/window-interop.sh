@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# window-interop: dynamic windows (0201) and the SFTP pipelining ramp (0202)
+# window-interop: dynamic windows (0202) and the SFTP pipelining ramp (0206)
 # against stock 10.3p1 and the system's ssh, over a long fat link: every
 # path stays intact, and the receiver's side decides whether the window
 # grows (an lfn receiver grows, a stock one keeps its 2 MiB).  Also scp,

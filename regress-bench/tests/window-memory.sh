@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# window-memory: a receiver never buffers more than its window (patch 0201).
+# window-memory: a receiver never buffers more than its window (patch 0202;
+# the allocation bound below is 0203's).
 # A consumer that does not read from the start keeps the window at its
 # initial 2 MiB; one that stops after the window grew leaves the receiver
 # holding at most MaxChannelWindow.  Checked on the client (download) and

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# window-stock-sender: 0206 grants a sender that is not openssh-lfn at most
+# window-stock-sender: 0215 grants a sender that is not openssh-lfn at most
 # a 15 MiB window (a stock sender's 16 MiB read-ahead buffer must never
 # fill: each read would then memmove the whole backlog), while an
 # openssh-lfn sender on the same sshd keeps growing past it.  On an emulated
 # 1 Gbit/s x 200 ms link (BDP 25 MB, so both would grow beyond 15 MiB),
 # read from sshd's log ("receive window A -> B"), no timing.
+# Patches: 0215, 0901 (the " lfn" banner that identifies our own sender).
 . "$(dirname "$0")/../lib/sshenv.sh"
 [ -x "$STOCK_TREE/ssh" ] || { echo "stock build missing: skipped"; exit 77; }
 CAP=15728640

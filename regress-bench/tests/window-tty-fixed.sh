@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # window-tty-fixed: a tty session keeps a fixed receive window at *both*
-# ends (issue 20, finding 13): sshd learns of the tty only after the channel
-# is open (pty-req), and used to grow it like a bulk session's; the client's
-# tty window (1 MiB) was already fixed.  On a 200 ms link a tty session
+# ends (patch 0202; issue 20, finding 13): sshd learns of the tty only
+# after the channel is open (pty-req), and used to grow it like a bulk
+# session's; the client's tty window (1 MiB) was already fixed.  On a
+# 200 ms link a tty session
 # pushes bulk data upwards (text, so the line discipline passes it intact);
 # sshd's log (LogLevel VERBOSE) must show no "receive window A -> B" for
 # it, while a no-tty upload's window does grow (the link allows it).

@@ -1,6 +1,6 @@
 /*
  * window-queue: unit test for sshbuf_allocate_queue() (openssh-lfn patch
- * 0201), which makes room in a channel's output buffer before each packet
+ * 0203), which makes room in a channel's output buffer before each packet
  * of a grown receive window is appended.
  *
  * Built by regress-bench/tests/fastpath-unit.sh against a built tree.
