@@ -80,7 +80,8 @@ captured() {
 	trace "$RT"
 	return $rc
 }
-# check_rt WHAT MAXWAITS: one whole connection, at most MAXWAITS waits, no stalls
+# check_rt WHAT MAXWAITS [any]: one whole connection, at most MAXWAITS
+# waits, no stalls (unless "any": a stock client's Nagle stalls)
 check_rt() {
 	local n w s
 	n=$(grep -c '^conn' <<< "$RT")
@@ -89,7 +90,7 @@ check_rt() {
 	read -r _ _ _ w _ s _ <<< "$RT"
 	verbose "$1: $w round trips, $s stalls"
 	[ "$w" -le "$2" ] || fail "$1: $w round trips (at most $2): $RT"
-	[ "$s" = 0 ] || fail "$1: $s stall(s), client data held back: $RT"
+	[ "$s" = 0 ] || [ "${3:-}" = any ] || fail "$1: $s stall(s), client data held back: $RT"
 }
 
 for srv in $servers; do
@@ -134,7 +135,7 @@ rm -f "$T/home/up"
 captured "$p_lfn" lfn_scp "$STOCK_TREE" -n "$NA" -h "$ADDR" "$p_lfn" -q "$T/small" "lfnpeer:$T/home/up" \
     < /dev/null || fail "stock scp upload failed"
 cmp -s "$T/small" "$T/home/up" || fail "stock scp upload corrupted"
-check_rt "stock scp up (lfn)" $((19 - sw))
+check_rt "stock scp up (lfn)" $((19 - sw)) any
 tid "data sent with the exec request reaches the command"
 head -c 300000 /dev/urandom > "$T/300k"
 for i in 1 2 3; do
