@@ -46,7 +46,7 @@ for rtt in "$@"; do
 	# one capture for the whole table: each operation is one connection,
 	# in the order they ran (no capture start-up race per operation)
 	rm -f "$T/cap.pcap"
-	ip netns exec "$NA" tcpdump -i any -n -U -w "$T/cap.pcap" "tcp port $plfn or tcp port $pstk" 2>/dev/null & tp=$!
+	ip netns exec "$NA" tcpdump -i any --immediate-mode -n -U -w "$T/cap.pcap" "tcp port $plfn or tcp port $pstk" 2>/dev/null & tp=$!
 	sleep 3
 	: > "$T/labels"
 	for pair in $pairs; do
@@ -58,7 +58,7 @@ for rtt in "$@"; do
 			sleep 0.3
 		done
 	done
-	sleep 1; kill "$tp"; wait "$tp" 2>/dev/null
+	sleep 2; kill "$tp"; wait "$tp" 2>/dev/null
 	# roundtrips.py counts per connection; the server port tells which
 	# connection belongs to which sshd, order within a port is run order
 	for port in $plfn $pstk; do
