@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
 # sftp-upload-truncate: an scp upload whose final truncate (the size
-# fsetstat that 0208 sends back to back with the close) fails, fails: scp
-# exits nonzero, as for a failed write (0209; issue 20, finding 9).  The server
-# is our sftp-server with fsetstat denied (-P fsetstat), and a character
-# device (truncating it fails).  A -p mode/times fsetstat that fails stays
-# a message only, as upstream (sftp-roundtrips.sh compares that with
-# stock).  Stock scp exits 0 on a failed truncate: the old series did too.
+# fsetstat that 0208 sends back to back with the close) fails, and that
+# leaves a regular file at the wrong length, fails: scp exits nonzero, as
+# for a failed write (0209; issue 20, finding 9).  The server is our
+# sftp-server with fsetstat denied (-P fsetstat), writing over a longer
+# file.  Where the failed truncate leaves nothing wrong, scp says so and
+# exits 0 as upstream does: a new file written whole, and a character
+# device (`scp f host:/dev/null`, which cannot be truncated).  A -p
+# mode/times fsetstat that fails stays a message only, as upstream
+# (sftp-roundtrips.sh compares that with stock).  Stock scp exits 0 on any
+# failed truncate.
 . "$(dirname "$0")/../lib/sshenv.sh"
 
 trap 'lfn_cleanup' EXIT
@@ -24,21 +28,31 @@ rm -f "$T/up"
 lfn_scp "$LFN_TREE" "$p_ok" -q "$T/f1m" "lfnpeer:$T/up" || fail "scp upload failed"
 cmp -s "$T/f1m" "$T/up" || fail "scp upload corrupted"
 
-tid "scp upload, server refuses the truncate (sftp-server -P fsetstat): nonzero exit"
-rm -f "$T/up"
+tid "scp upload over a longer file, server refuses the truncate (sftp-server -P fsetstat): nonzero exit"
+head -c 2000000 /dev/zero > "$T/up"
 lfn_scp "$LFN_TREE" "$p_deny" "$T/f1m" "lfnpeer:$T/up" > "$T/deny.out" 2>&1; rc=$?
 verbose "rc $rc: $(tr '\n' ' ' < "$T/deny.out" | head -c 200)"
-[ "$rc" -ne 0 ] || fail "scp exited 0 although the truncate was refused"
+[ "$(stat -c %s "$T/up")" = 2000000 ] || fail "sftp-server -P fsetstat truncated after all"
+[ "$rc" -ne 0 ] || fail "scp exited 0 although the file was left at the wrong length"
 grep -q 'fsetstat' "$T/deny.out" || fail "no fsetstat error reported"
 
-tid "scp -p upload, truncate refused: nonzero exit"
-rm -f "$T/up"
+tid "scp -p upload over a longer file, truncate refused: nonzero exit"
+head -c 2000000 /dev/zero > "$T/up"
 lfn_scp "$LFN_TREE" "$p_deny" -p "$T/f1m" "lfnpeer:$T/up" > "$T/denyp.out" 2>&1; rc=$?
-[ "$rc" -ne 0 ] || fail "scp -p exited 0 although the truncate was refused"
+[ "$rc" -ne 0 ] || fail "scp -p exited 0 although the file was left at the wrong length"
 
-tid "scp upload onto a character device (truncate fails): nonzero exit"
+tid "scp upload of a new file, truncate refused: the file is whole, message, exit 0 (as upstream)"
+rm -f "$T/up"
+lfn_scp "$LFN_TREE" "$p_deny" "$T/f1m" "lfnpeer:$T/up" > "$T/denynew.out" 2>&1; rc=$?
+verbose "rc $rc: $(tr '\n' ' ' < "$T/denynew.out" | head -c 200)"
+[ "$rc" -eq 0 ] || fail "scp of a new file exited $rc although the file is whole"
+cmp -s "$T/f1m" "$T/up" || fail "new file not whole"
+grep -q 'fsetstat' "$T/denynew.out" || fail "the refused truncate was not reported"
+
+tid "scp upload onto a character device (cannot be truncated): message, exit 0 (as upstream)"
 lfn_scp "$LFN_TREE" "$p_ok" "$T/f1m" "lfnpeer:$T/null" > "$T/null.out" 2>&1; rc=$?
 verbose "rc $rc: $(tr '\n' ' ' < "$T/null.out" | head -c 200)"
-[ "$rc" -ne 0 ] || fail "scp to a character device exited 0"
+[ "$rc" -eq 0 ] || fail "scp to a character device exited $rc"
+grep -q 'fsetstat' "$T/null.out" || fail "the failed truncate was not reported"
 
 lfn_finish
