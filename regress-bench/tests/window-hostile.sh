@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # window-hostile: a hostile server (python3-paramiko, regress-bench/lib/
-# hostile-window.py) abuses the client's receive windows (patches 0201 and 0202;
-# issue 20, findings 8 and 13):
+# hostile-window.py) abuses the client's receive windows (patches 0201 and
+# 0202, with 0203 so that it takes seconds rather than minutes; issue 20,
+# findings 8 and 13):
 #  - overrun: every round it sends the whole window plus 9 % (upstream's
 #    grace is 10 %) while the consumer keeps up.  The client must never
 #    grant back what was sent beyond the window: the window it grants stays
