@@ -517,6 +517,7 @@ def wanemu_up(env, link):
         return "wanemu not available (regress-bench/wanemu)"
     link.tag = "b%d%s" % (os.getpid() % 100000, re.sub(r"[^0-9a-z]", "", link.spec))[:20]
     r = subprocess.run([up, "-n", link.tag, "--rtt", "%g" % link.rtt, "--rate", link.rate,
+                        "--tcp-buffers", env.args.tcp_buffers,
                         "--replace", "--quiet"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                        text=True)
     if r.returncode != 0:
@@ -604,13 +605,14 @@ def machine_info(env, links):
     return info
 
 
-def link_info(link):
+def link_info(link, tcp_buffers):
     """MTU and TCP sysctls inside the link's client namespace."""
     if link.loopback:
-        return {"mtu": sh("cat /sys/class/net/lo/mtu").strip()}
+        return {"mtu": sh("cat /sys/class/net/lo/mtu").strip(), "tcp buffers": "host (loopback)"}
     pre = "ip netns exec %s " % link.ns_a
     d = {"mtu": sh(pre + "sh -c 'for i in /sys/class/net/*; do "
-                         "[ $(basename $i) = lo ] || echo $(basename $i)=$(cat $i/mtu); done'").strip()}
+                         "[ $(basename $i) = lo ] || echo $(basename $i)=$(cat $i/mtu); done'").strip(),
+         "tcp buffers": tcp_buffers}
     for s in ("net.ipv4.tcp_rmem", "net.ipv4.tcp_wmem", "net.core.rmem_max", "net.core.wmem_max",
               "net.ipv4.tcp_congestion_control"):
         d[s] = sh(pre + "sysctl -n " + s).strip()
@@ -762,6 +764,9 @@ def main():
                     help="with --size: raw TCP moves the same file (tcpbytes.py) instead of iperf3 -t")
     ap.add_argument("--tcp-runs", type=int, default=1, help="iperf3 runs per link and direction (1)")
     ap.add_argument("--no-tcp", action="store_true", help="skip the raw TCP ceiling")
+    ap.add_argument("--tcp-buffers", default="raised",
+                    help="TCP buffer maxima in the emulated links' namespaces: raised (128 MiB, default), "
+                         "debian (an untuned host: tcp_rmem 6291456, tcp_wmem 4194304), host, or RMEM:WMEM")
     ap.add_argument("--out", help="results directory (default build/bench/<timestamp>, "
                     "with build/bench/latest pointing at it)")
     ap.add_argument("--data-dir", help="where the random data files live (build/bench/data)")
@@ -772,6 +777,8 @@ def main():
     ap.add_argument("--lfn-tree", default=os.environ.get("LFN_TREE", os.path.join(TOP, "openssh-portable")))
     ap.add_argument("--stock-tree", default=os.environ.get("STOCK_TREE", os.path.join(TOP, "build", "stock")))
     args = ap.parse_args()
+    if not re.fullmatch(r"raised|debian|host|[0-9]+:[0-9]+", args.tcp_buffers):
+        ap.error("--tcp-buffers: raised, debian, host or RMEM:WMEM")
 
     prof_name = "full" if args.full else "quick"
     prof = PROFILES[prof_name]
@@ -841,6 +848,7 @@ def main():
     env.init()
     log("bench: %s profile, %d points x %d trees (%s), results in %s" %
         (prof_name, len(points), len(trees), ",".join(trees), outdir))
+    log("bench: TCP buffers on emulated links: %s" % args.tcp_buffers)
     if "none" in (args.ciphers or prof["ciphers"]):
         for t in trees:
             if not env.none_ok[t]:
@@ -888,7 +896,7 @@ def main():
                     missing.append("%s: %s" % (link, err))
                     prog.done += len(lpoints) * len(trees) + (0 if args.no_tcp else 2)
                     continue
-            machine["links"][link.spec] = link_info(link)
+            machine["links"][link.spec] = link_info(link, args.tcp_buffers)
             # raw TCP ceiling, both directions
             tcp = {}
             if args.tcp_bytes:

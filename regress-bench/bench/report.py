@@ -166,7 +166,7 @@ def machine_md(m):
                                                    m.get("wall_seconds")),
     ]
     for link, li in sorted(m.get("links", {}).items(), key=lambda x: link_key(x[0])):
-        lines.append("- link %s: MTU %s%s" % (link, li.get("mtu"), "".join(
+        lines.append("- link %s: MTU %s; TCP buffers %s%s" % (link, li.get("mtu"), li.get("tcp buffers", "raised"), "".join(
             "; %s=%s" % (k, v) for k, v in li.items() if k.startswith("net."))))
     for miss in m.get("missing", []):
         lines.append("- MISSING: " + miss)

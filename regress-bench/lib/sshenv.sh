@@ -171,13 +171,15 @@ lfn_finish() {
 # this test, torn down by lfn_cleanup.  Skips the test (exit 77) when root,
 # network namespaces or the emulator are missing.  Sets NA (client side
 # namespace), NB (server side) and ADDR (the server's address, seen from NA).
+# Further arguments go to wanemu-up (e.g. --tcp-buffers debian).
 LFN_WAN_TAGS=()
 lfn_wan_link() {
 	local wanemu=${WANEMU:-$LFN_TOP/regress-bench/wanemu}
+	local -a more=("${@:4}")
 	[ "$(id -u)" = 0 ] || { echo "needs root (network namespaces): skipped"; exit 77; }
 	[ -x "$wanemu/wanemu-up" ] || { echo "no WAN emulator ($wanemu/wanemu-up): skipped"; exit 77; }
 	ip netns list >/dev/null 2>&1 || { echo "no network namespaces: skipped"; exit 77; }
-	"$wanemu/wanemu-up" -n "$1" --rtt "$2" --rate "$3" --quiet >/dev/null 2>&1 ||
+	"$wanemu/wanemu-up" -n "$1" --rtt "$2" --rate "$3" --quiet "${more[@]}" >/dev/null 2>&1 ||
 		{ echo "wanemu-up failed: skipped"; exit 77; }
 	LFN_WAN_TAGS+=("$1")
 	NA=lfn-$1-a NB=lfn-$1-b ADDR=198.18.0.2
