@@ -9,19 +9,17 @@
 #    limits reply only after its open;
 #  - 0241: an upload into a truncated file (sftp put) sends its -p fsetstat
 #    and close right behind its last write, not a round trip later;
-#  - with patches/held/*-session-window-before-exec.patch moved into the
-#    series (sshd opens a session with a one-packet window, so the SFTP
-#    init and first lookup go out with the subsystem request), one more
+#  - 0242 (sshd opens a session with a one-packet window, so the SFTP
+#    init and first lookup go out with the subsystem request): one more
 #    against our sshd, with our client and with stock clients.
 # Data a command gets at once (with its exec request) reaches it intact,
 # and our sshd logs no window problem.
-# openssh-lfn client against openssh-lfn and stock 10.5p1 servers: scp
-# up, scp down and sftp put at most 12 round trips, sftp get 13 (the
-# series before: 13, 13, 14, 14; 11, 11, 11, 12 against our sshd with the
-# held patch); against Debian 9.2p1's sshd and sftp-server (when
+# openssh-lfn client against stock 10.5p1 servers: scp up, scp down and
+# sftp put at most 12 round trips, sftp get 13 (the series before 0240:
+# 13, 13, 14, 14); against our sshd (0242) 11, 11, 11, 12; against Debian 9.2p1's sshd and sftp-server (when
 # $DEB92_SSHD is there) one more each (its login takes one more: 14, 14,
 # 15, 15 before).  A stock client against our sshd: scp up at most 19
-# (18 with the held patch).  Nothing weakened: a failed write fails the
+# (18 with 0242).  Nothing weakened: a failed write fails the
 # put exactly as with the stock client, -p still sets times and modes, a
 # directory target, a multi-block upload and -l work, and a server that
 # answers version 2 after requests went out early is refused (not misread).
@@ -61,8 +59,8 @@ CFG
 	grep -q "Server listening" "$T/deb92.log" && servers="$servers deb92:$p_deb"
 fi
 head -c 10240 /dev/urandom > "$T/small"
-# the held session-window patch, when it is moved into the series
-# (SESSION_WINDOW=1 or 0 says whether LFN_TREE has it)
+# 0242, the session window (SESSION_WINDOW=1 or 0 says whether LFN_TREE
+# has it; by default: whether the series has it)
 sw=${SESSION_WINDOW:-0}
 [ -z "${SESSION_WINDOW:-}" ] && ls "$LFN_TOP"/patches/*-session-window-before-exec.patch > /dev/null 2>&1 && sw=1
 
