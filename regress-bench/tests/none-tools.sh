@@ -142,10 +142,11 @@ if [ -x /usr/bin/ssh ]; then
 	cmp -s "$T/data" "$T/down" || fail "download corrupted"
 	sleep 0.2; [ "$(switched)" = "$n0" ] || fail "system ssh switched"
 fi
-# The system's sshd (Debian 12: 9.2p1; LFN_SYSTEM_SSHD=PATH to use another)
-# as the server: the switch is refused, rekeys on both sides stay clean.
-sys_sshd=${LFN_SYSTEM_SSHD:-/usr/sbin/sshd}
-if [ -x "$sys_sshd" ] && [ "$(id -u)" = 0 ]; then
+# Debian's sshd (Debian 12: 9.2p1, regress-bench/lib/debian-sshd;
+# LFN_SYSTEM_SSHD=PATH to use another) as the server: the switch is
+# refused, rekeys on both sides stay clean.
+sys_sshd=$("$LFN_TOP/regress-bench/lib/debian-sshd" path || true)
+if [ -n "$sys_sshd" ] && [ -x "$sys_sshd" ] && [ "$(id -u)" = 0 ]; then
 	tid "interop: lfn client NoneEnabled -> system sshd ($("$sys_sshd" -V 2>&1 | cut -d, -f1)), rekeys both sides"
 	mkdir -p /run/sshd	# its privilege separation directory (Debian)
 	pq=$(lfn_free_port)

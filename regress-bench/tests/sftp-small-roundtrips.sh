@@ -16,9 +16,11 @@
 # and our sshd logs no window problem.
 # openssh-lfn client against stock 10.5p1 servers: scp up, scp down and
 # sftp put at most 12 round trips, sftp get 13 (the series before 0240:
-# 13, 13, 14, 14); against our sshd (0242) 11, 11, 11, 12; against Debian 9.2p1's sshd and sftp-server (when
-# $DEB92_SSHD is there) one more each (its login takes one more: 14, 14,
-# 15, 15 before).  A stock client against our sshd: scp up at most 19
+# 13, 13, 14, 14); against our sshd (0242) 11, 11, 11, 12; against Debian
+# 9.2p1's sshd and sftp-server (regress-bench/lib/debian-sshd, unpacked by
+# run-tests; DEB92_SSHD=PATH for another) one more each than against stock
+# (its login takes one more: 14, 14, 15, 15 before).  A stock client
+# against our sshd: scp up at most 19
 # (18 with 0242).  Nothing weakened: a failed write fails the
 # put exactly as with the stock client, -p still sets times and modes, a
 # directory target, a multi-block upload and -l work, and a server that
@@ -26,7 +28,7 @@
 . "$(dirname "$0")/../lib/sshenv.sh"
 [ -x "$STOCK_TREE/sshd" ] || { echo "stock build missing: skipped"; exit 77; }
 command -v tcpdump > /dev/null || { echo "FATAL: tcpdump missing (./install-deps installs it)"; exit 1; }
-DEB92_SSHD=${DEB92_SSHD:-/work/deb92/root/usr/sbin/sshd}
+DEB92_SSHD=${DEB92_SSHD:-$("$LFN_TOP/regress-bench/lib/debian-sshd" path || true)}
 SYS_SFTP_SERVER=/usr/lib/openssh/sftp-server
 rtt=200
 trap 'lfn_cleanup; lfn_wan_cleanup' EXIT
@@ -56,7 +58,11 @@ CFG
 	ip netns exec "$NB" "$DEB92_SSHD" -D -e -f "$T/sshd_config.deb92" 2> "$T/deb92.log" &
 	LFN_PIDS+=($!)
 	for _ in $(seq 50); do grep -q "Server listening" "$T/deb92.log" && break; sleep 0.1; done
-	grep -q "Server listening" "$T/deb92.log" && servers="$servers deb92:$p_deb"
+	grep -q "Server listening" "$T/deb92.log" ||
+		fail "Debian's sshd ($DEB92_SSHD) did not start: $(tail -n 2 "$T/deb92.log")"
+	servers="$servers deb92:$p_deb"
+else
+	echo "no Debian sshd (regress-bench/lib/debian-sshd fetch) or sftp-server: that row is not checked"
 fi
 head -c 10240 /dev/urandom > "$T/small"
 # 0242, the session window (SESSION_WINDOW=1 or 0 says whether LFN_TREE
