@@ -8,6 +8,9 @@
 #    grant back what was sent beyond the window: the window it grants stays
 #    within MaxChannelWindow (2M here: no growth), and within the fixed
 #    1 MiB of a tty session.  (Before: +9 % per round, without bound.)
+#    The window granted is read from the client's own -vv log ("window W
+#    sent adjust A"): the server's running count drifts when grants cross
+#    its bursts.
 #  - x11: an X11 channel the server opens keeps its fixed window under
 #    bulk data the consumer keeps up with (the client's RTT is 1 s: the
 #    session's open is confirmed late), and under overruns.
@@ -26,7 +29,7 @@ hostile() {
 	local mode=$1 label=$2 rc; shift 2
 	"$PY" "$H" "$mode" "$T/host_ed25519" "$T/$label.log" -- \
 	    "$LFN_TREE/ssh" -F "$T/ssh_config" -o HostKeyAlias=lfnpeer \
-	    -o BatchMode=yes -v "$@" -p '{PORT}' 127.0.0.1 cat > "$T/$label.out" 2>&1
+	    -o BatchMode=yes -vv "$@" -p '{PORT}' 127.0.0.1 cat > "$T/$label.out" 2>&1
 	rc=$?
 	sed 's/^/    /' "$T/$label.out"
 	[ "$rc" -eq 0 ] || fail "$label (client log: $T/$label.log)"
