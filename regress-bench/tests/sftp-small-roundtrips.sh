@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# sftp-small-roundtrips: the round trips 0240 and 0241 take out of scp and
-# sftp of a small file, counted from a packet capture on an emulated 200 ms
+# sftp-small-roundtrips: the round trips 0240, 0241, 0242 and 0243 take
+# out of scp and sftp of a small file, counted from a packet capture on an emulated 200 ms
 # link (regress-bench/lib/roundtrips.py: the times the client sent data at
 # least 100 ms after its previous data; the capture runs until the client's
 # FIN, so the channel's close is counted too):
@@ -11,15 +11,19 @@
 #    and close right behind its last write, not a round trip later;
 #  - 0242 (sshd opens a session with a one-packet window, so the SFTP
 #    init and first lookup go out with the subsystem request): one more
-#    against our sshd, with our client and with stock clients.
+#    against our sshd, with our client and with stock clients;
+#  - 0243: sftp does not wait for its working directory (REALPATH ".")
+#    before a command whose remote paths are absolute: the put's stat or
+#    the get's lstat goes out with the init too, one fewer for each.
 # Data a command gets at once (with its exec request) reaches it intact,
 # and our sshd logs no window problem.
-# openssh-lfn client against stock 10.5p1 servers: scp up, scp down and
-# sftp put at most 12 round trips, sftp get 13 (the series before 0240:
-# 13, 13, 14, 14); against our sshd (0242) 11, 11, 11, 12; against Debian
-# 9.2p1's sshd and sftp-server (regress-bench/lib/debian-sshd, unpacked by
-# run-tests; DEB92_SSHD=PATH for another) one more each than against stock
-# (its login takes one more: 14, 14, 15, 15 before).  A stock client
+# openssh-lfn client against stock 10.5p1 servers: scp up, scp down at
+# most 12 round trips, sftp put 11, sftp get 12 (the series before 0240:
+# 13, 13, 14, 14; before 0243: 12, 12, 12, 13); against our sshd (0242)
+# 11, 11, 10, 11; against Debian 9.2p1's sshd and sftp-server
+# (regress-bench/lib/debian-sshd, unpacked by run-tests; DEB92_SSHD=PATH
+# for another) one more each than against stock (its login takes one
+# more: 14, 14, 15, 15 before 0240).  A stock client
 # against our sshd: scp up at most 19
 # (18 with 0242).  Nothing weakened: a failed write fails the
 # put exactly as with the stock client, -p still sets times and modes, a
@@ -96,9 +100,11 @@ for srv in $servers; do
 	captured "$port" lfn_sftp "$LFN_TREE" "${c[@]}" -vvv -b "$T/put.b" lfnpeer \
 	    < /dev/null > /dev/null 2> "$T/put-$name.log" || fail "sftp put failed"
 	cmp -s "$T/small" "$T/home/put" || fail "sftp put corrupted"
-	check_rt "sftp put ($name)" $((12 + x))
+	check_rt "sftp put ($name)" $((11 + x))
 	grep -q "request type 16 sent before the server's version" "$T/put-$name.log" ||
 	    fail "sftp put: the realpath waited for the server's version"
+	grep -q "request type 17 sent before the server's version" "$T/put-$name.log" ||
+	    fail "sftp put: the target's stat waited for the working directory"
 	grep -q "last block sent, ending" "$T/put-$name.log" ||
 	    fail "sftp put: the close waited for the write's status"
 
@@ -106,7 +112,9 @@ for srv in $servers; do
 	captured "$port" lfn_sftp "$LFN_TREE" "${c[@]}" -vvv -b "$T/get.b" lfnpeer \
 	    < /dev/null > /dev/null 2> "$T/get-$name.log" || fail "sftp get failed"
 	cmp -s "$T/small" "$T/get" || fail "sftp get corrupted"
-	check_rt "sftp get ($name)" $((13 + x))
+	check_rt "sftp get ($name)" $((12 + x))
+	grep -q "request type 7 sent before the server's version" "$T/get-$name.log" ||
+	    fail "sftp get: the lookup waited for the working directory"
 done
 
 tid "a stock client against our sshd"
