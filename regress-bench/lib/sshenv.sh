@@ -123,14 +123,61 @@ lfn_ssh()  { _lfn_client ssh "$@"; }
 lfn_scp()  { _lfn_client scp "$@"; }
 lfn_sftp() { _lfn_client sftp "$@"; }
 
-# lfn_free_port: a TCP port nobody listens on (root namespace).
+# lfn_free_port: a TCP port no socket uses (root namespace), below the
+# kernel's ephemeral range (ip_local_port_range, 32768-60999 by default):
+# a port in that range can be taken by any client connection's local end
+# between this check and the server's bind (sshd then cannot listen).
 lfn_free_port() {
-	local p
+	local p lo
+	lo=$(cut -f1 /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768)
+	[ "$lo" -gt 21000 ] 2>/dev/null || lo=32768
 	for _ in $(seq 1 100); do
-		p=$((20000 + RANDOM % 20000))
-		ss -Hltn "sport = :$p" 2>/dev/null | grep -q . || { echo "$p"; return 0; }
+		p=$((20000 + RANDOM % (lo - 20000)))
+		ss -Hatn "sport = :$p" 2>/dev/null | grep -q . || { echo "$p"; return 0; }
 	done
 	return 1
+}
+
+# lfn_debian_sshd_start PORT [NETNS]: start Debian's sshd (DEBIAN_SSHD, from
+# regress-bench/lib/debian-sshd path) on PORT with the test's host key and
+# authorized_keys, wait until it listens.  Extra sshd_config lines are read
+# from stdin (no Subsystem by default).  Sets DEBIAN_SSHD_LOG; fails the test
+# with sshd's own words when it exits or does not listen.
+lfn_debian_sshd_start() {
+	local port=$1 ns=${2:-} cfg pid
+	cfg="$T/sshd_config.debian-$port"
+	DEBIAN_SSHD_LOG="$T/sshd.debian-$port.log"
+	mkdir -p /run/sshd && chmod 755 /run/sshd	# its privsep chroot (Debian)
+	{ cat <<CFG
+Port $port
+ListenAddress 0.0.0.0
+HostKey $T/host_ed25519
+AuthorizedKeysFile $T/authorized_keys
+StrictModes no
+PidFile none
+UsePAM no
+PermitRootLogin prohibit-password
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+LogLevel VERBOSE
+CFG
+	  [ -t 0 ] || cat; } > "$cfg"
+	"$DEBIAN_SSHD" -t -f "$cfg" || lfn_die "Debian's sshd ($DEBIAN_SSHD) rejects $cfg"
+	: > "$DEBIAN_SSHD_LOG"
+	if [ -n "$ns" ]; then
+		ip netns exec "$ns" "$DEBIAN_SSHD" -D -e -f "$cfg" >> "$DEBIAN_SSHD_LOG" 2>&1 &
+	else
+		"$DEBIAN_SSHD" -D -e -f "$cfg" >> "$DEBIAN_SSHD_LOG" 2>&1 &
+	fi
+	pid=$!
+	LFN_PIDS+=("$pid")
+	for _ in $(seq 1 150); do
+		grep -q "Server listening" "$DEBIAN_SSHD_LOG" && return 0
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	cat "$DEBIAN_SSHD_LOG" >&2
+	lfn_die "Debian's sshd ($DEBIAN_SSHD) did not start listening on $port"
 }
 
 # lfn_paramiko_python: set PY to a python3 that has paramiko, for the

@@ -145,35 +145,19 @@ fi
 # Debian's sshd (Debian 12: 9.2p1, regress-bench/lib/debian-sshd;
 # LFN_SYSTEM_SSHD=PATH to use another) as the server: the switch is
 # refused, rekeys on both sides stay clean.
-sys_sshd=$("$LFN_TOP/regress-bench/lib/debian-sshd" path || true)
-if [ -n "$sys_sshd" ] && [ -x "$sys_sshd" ] && [ "$(id -u)" = 0 ]; then
-	tid "interop: lfn client NoneEnabled -> system sshd ($("$sys_sshd" -V 2>&1 | cut -d, -f1)), rekeys both sides"
-	mkdir -p /run/sshd	# its privilege separation directory (Debian)
+DEBIAN_SSHD=$("$LFN_TOP/regress-bench/lib/debian-sshd" path || true)
+if [ -n "$DEBIAN_SSHD" ] && [ -x "$DEBIAN_SSHD" ] && [ "$(id -u)" = 0 ]; then
+	tid "interop: lfn client NoneEnabled -> system sshd ($("$DEBIAN_SSHD" -V 2>&1 | cut -d, -f1)), rekeys both sides"
 	pq=$(lfn_free_port)
-	cat > "$T/sshd_config.system" <<-EOF
-	Port $pq
-	ListenAddress 127.0.0.1
-	HostKey $T/host_ed25519
-	AuthorizedKeysFile $T/authorized_keys
-	StrictModes no
-	PidFile none
-	UsePAM no
-	PermitRootLogin prohibit-password
-	PasswordAuthentication no
-	KbdInteractiveAuthentication no
-	LogLevel VERBOSE
+	lfn_debian_sshd_start "$pq" <<-EOF
 	RekeyLimit 1M
 	Subsystem sftp internal-sftp
 	EOF
-	"$sys_sshd" -t -f "$T/sshd_config.system" || fail "system sshd rejects its config"
-	"$sys_sshd" -D -e -f "$T/sshd_config.system" > "$T/sshd.system.log" 2>&1 &
-	LFN_PIDS+=("$!")
-	for _ in $(seq 1 100); do grep -q 'Server listening' "$T/sshd.system.log" && break; sleep 0.1; done
-	refused_rekeys "$pq" "the system sshd" "$T/sshd.system.log"
+	refused_rekeys "$pq" "the system sshd" "$DEBIAN_SSHD_LOG"
 	lfn_sftp "$LFN_TREE" "$pq" -q -oNoneEnabled=yes -b - lfnpeer > /dev/null 2>&1 <<< "get $T/data $T/down2" ||
 		fail "sftp from the system sshd failed"
 	cmp -s "$T/data" "$T/down2" || fail "sftp download corrupted"
 else
-	verbose "no system sshd ($sys_sshd) or not root: system sshd interop skipped"
+	verbose "no system sshd ($DEBIAN_SSHD) or not root: system sshd interop skipped"
 fi
 lfn_finish

@@ -45,25 +45,10 @@ p_stk=$(lfn_free_port); lfn_sshd_start "$STOCK_TREE" "$p_stk" "$NB" <<< "PermitU
 servers="lfn:$p_lfn stock:$p_stk"
 if [ -x "$DEB92_SSHD" ] && [ -x "$SYS_SFTP_SERVER" ]; then
 	p_deb=$(lfn_free_port)
-	mkdir -p /run/sshd
-	cat > "$T/sshd_config.deb92" <<CFG
-Port $p_deb
-ListenAddress 0.0.0.0
-HostKey $T/host_ed25519
-AuthorizedKeysFile $T/authorized_keys
-StrictModes no
-PidFile none
-UsePAM no
-PasswordAuthentication no
-KbdInteractiveAuthentication no
+	DEBIAN_SSHD=$DEB92_SSHD lfn_debian_sshd_start "$p_deb" "$NB" <<CFG
 PermitUserEnvironment HOME
 Subsystem sftp $SYS_SFTP_SERVER
 CFG
-	ip netns exec "$NB" "$DEB92_SSHD" -D -e -f "$T/sshd_config.deb92" 2> "$T/deb92.log" &
-	LFN_PIDS+=($!)
-	for _ in $(seq 50); do grep -q "Server listening" "$T/deb92.log" && break; sleep 0.1; done
-	grep -q "Server listening" "$T/deb92.log" ||
-		fail "Debian's sshd ($DEB92_SSHD) did not start: $(tail -n 2 "$T/deb92.log")"
 	servers="$servers deb92:$p_deb"
 else
 	echo "no Debian sshd (regress-bench/lib/debian-sshd fetch) or sftp-server: that row is not checked"
