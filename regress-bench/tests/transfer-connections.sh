@@ -1,0 +1,196 @@
+#!/usr/bin/env bash
+# transfer-connections: scp and sftp carry one transfer over several SSH
+# connections (0260: `-X connections=N`, ssh_config TransferConnections).
+# A file of at least 16 MiB is split into ranges of at least 8 MiB, one per
+# connection, written at their offsets; smaller files use one connection.
+# Checked: the copies are byte-identical to the source around the split
+# boundaries (16 MiB - 1, 16 MiB, 16 MiB + 1, 24 MiB + 1, an odd 40 MB),
+# empty and sparse files, many small files, -p (modes and times) and -r,
+# scp and sftp, upload and download, against openssh-lfn's and stock
+# 10.5p1's sshd; the number of logins is the number of connections used
+# (sshd's log); TransferConnections from ssh_config applies and -X
+# connections=1 overrides it; bad values are refused with a clear error;
+# extra connections that cannot log in are left out (said once) and the
+# copy still completes; a connection lost mid-transfer (its sftp-server
+# killed, on an emulated 100 Mbit/s link) fails the copy with a nonzero
+# exit and leaves the file cut at its first gap, never full length.
+. "$(dirname "$0")/../lib/sshenv.sh"
+trap 'lfn_cleanup; lfn_wan_cleanup' EXIT
+lfn_env_init transfer-connections
+p=$(lfn_free_port); lfn_sshd_start "$LFN_TREE" "$p" < /dev/null
+lfn_log=$SSHD_LOG
+logins() { grep -c 'Accepted publickey' "${1:-$lfn_log}"; }
+# used N LOGINS_BEFORE [LOG]: the copy used N connections
+used() {
+	local n; n=$(( $(logins "${3:-$lfn_log}") - $2 ))
+	[ "$n" = "$1" ] || fail "expected $1 connections, sshd saw $n logins"
+}
+mib=1048576
+mk() { head -c "$2" /dev/urandom > "$T/$1"; }
+
+for size in $((16 * mib - 1)) $((16 * mib)) $((16 * mib + 1)) $((24 * mib + 1)) 40000003; do
+	# logins: one below 16 MiB (not split); at the first file worth
+	# splitting all four connections start (the ranges: size / 8 MiB of
+	# them, at most four)
+	n=4; [ "$size" -lt $((16 * mib)) ] && n=1
+	tid "scp -X connections=4, $size bytes ($n connections)"
+	mk "src.$size" "$size"
+	rm -f "$T/up" "$T/down"
+	l0=$(logins)
+	lfn_scp "$LFN_TREE" "$p" -q -X connections=4 "$T/src.$size" "lfnpeer:$T/up" || fail "upload failed"
+	cmp -s "$T/src.$size" "$T/up" || fail "upload differs"
+	used "$n" "$l0"
+	l0=$(logins)
+	lfn_scp "$LFN_TREE" "$p" -q -X connections=4 "lfnpeer:$T/src.$size" "$T/down" || fail "download failed"
+	cmp -s "$T/src.$size" "$T/down" || fail "download differs"
+	used "$n" "$l0"
+done
+
+tid "sftp put/get -X connections=3, a sparse file and an empty one"
+truncate -s 0 "$T/empty"
+rm -f "$T/sparse"; truncate -s $((30 * mib)) "$T/sparse"
+printf 'middle' | dd of="$T/sparse" bs=1 seek=$((17 * mib)) conv=notrunc status=none
+printf 'end' | dd of="$T/sparse" bs=1 seek=$((30 * mib - 3)) conv=notrunc status=none
+mkdir -p "$T/sftpdst"
+lfn_sftp "$LFN_TREE" "$p" -q -X connections=3 -b - lfnpeer > "$T/out" 2>&1 <<EOF || fail "sftp batch failed: $(cat "$T/out")"
+put $T/sparse $T/sftpdst/sparse.up
+put $T/empty $T/sftpdst/empty.up
+get $T/sparse $T/sftpdst/sparse.down
+get $T/empty $T/sftpdst/empty.down
+EOF
+for f in sparse.up sparse.down; do cmp -s "$T/sparse" "$T/sftpdst/$f" || fail "$f differs"; done
+for f in empty.up empty.down; do
+	[ -f "$T/sftpdst/$f" ] && [ ! -s "$T/sftpdst/$f" ] || fail "$f is not an empty file"
+done
+
+tid "scp -r -p -X connections=4: a tree of large and many small files (spread over the connections), modes and times"
+rm -rf "$T/tree" "$T/tree.up" "$T/tree.down"
+mkdir -p "$T/tree/sub/deeper"
+mk tree/big1 $((20 * mib + 12345))
+mk tree/sub/big2 $((33 * mib + 7))
+for i in $(seq 1 60); do mk "tree/sub/deeper/s$i" $((i * 97)); done
+: > "$T/tree/sub/zero"
+chmod 0640 "$T/tree/big1"; chmod 0600 "$T/tree/sub/big2"; chmod 0751 "$T/tree/sub"
+touch -d '2001-02-03 04:05:06' "$T/tree/big1" "$T/tree/sub/big2" "$T/tree/sub/deeper/s7"
+for d in up down; do
+	if [ $d = up ]; then
+		lfn_scp "$LFN_TREE" "$p" -v -r -p -X connections=4 "$T/tree" "lfnpeer:$T/tree.up" 2> "$T/err" ||
+			fail "scp -r upload failed: $(tail -n 3 "$T/err")"
+	else
+		lfn_scp "$LFN_TREE" "$p" -v -r -p -X connections=4 "lfnpeer:$T/tree" "$T/tree.down" 2> "$T/err" ||
+			fail "scp -r download failed: $(tail -n 3 "$T/err")"
+	fi
+	# the small files went over the extra connections too
+	k=$(grep -o 'goes over connection [0-9]*' "$T/err" | sort -u | wc -l)
+	[ "$k" -ge 2 ] || fail "scp -r $d: small files used $k extra connections"
+done
+for d in tree.up tree.down; do
+	diff -r "$T/tree" "$T/$d" > /dev/null || fail "$d: contents differ"
+	(cd "$T/tree" && find . -printf '%p %m %s\n' | sort) > "$T/ls.src"
+	(cd "$T/$d" && find . -printf '%p %m %s\n' | sort) > "$T/ls.dst"
+	cmp -s "$T/ls.src" "$T/ls.dst" || fail "$d: modes or sizes differ: $(diff "$T/ls.src" "$T/ls.dst" | head -n 4)"
+	for f in big1 sub/big2 sub/deeper/s7; do
+		[ "$(stat -c %Y "$T/tree/$f")" = "$(stat -c %Y "$T/$d/$f")" ] || fail "$d/$f: mtime not kept"
+	done
+done
+
+tid "TransferConnections in ssh_config; -X connections=1 overrides it"
+cp "$T/ssh_config" "$T/ssh_config.orig"
+sed -i '1i TransferConnections 3' "$T/ssh_config"
+rm -f "$T/down"; l0=$(logins)
+lfn_scp "$LFN_TREE" "$p" -q "lfnpeer:$T/src.40000003" "$T/down" || fail "download failed"
+cmp -s "$T/src.40000003" "$T/down" || fail "download differs"
+used 3 "$l0"
+rm -f "$T/down"; l0=$(logins)
+lfn_scp "$LFN_TREE" "$p" -q -X connections=1 "lfnpeer:$T/src.40000003" "$T/down" || fail "download failed"
+cmp -s "$T/src.40000003" "$T/down" || fail "download differs"
+used 1 "$l0"
+"$LFN_TREE/ssh" -G -F "$T/ssh_config" lfnpeer | grep -qx 'transferconnections 3' || fail "ssh -G does not print it"
+cp "$T/ssh_config.orig" "$T/ssh_config"
+
+tid "bad values are refused"
+for v in 0 65 x 3x; do
+	out=$(lfn_scp "$LFN_TREE" "$p" -q -X "connections=$v" "$T/empty" "lfnpeer:$T/x" 2>&1) &&
+		fail "scp took connections=$v"
+	grep -q 'Invalid number of connections' <<< "$out" || fail "scp connections=$v: unclear error: $out"
+	out=$(lfn_sftp "$LFN_TREE" "$p" -q -X "connections=$v" -b /dev/null lfnpeer 2>&1) &&
+		fail "sftp took connections=$v"
+	grep -q 'Invalid number of connections' <<< "$out" || fail "sftp connections=$v: unclear error: $out"
+done
+out=$("$LFN_TREE/ssh" -G -F /dev/null -o TransferConnections=0 x 2>&1) && fail "ssh took TransferConnections 0"
+grep -q 'TransferConnections must be a number from 1 to 64' <<< "$out" || fail "unclear error: $out"
+
+tid "extra connections that cannot log in are left out, said once"
+# the first two connections through the proxy get through, later ones
+# are refused before they reach sshd
+rm -f "$T/count" "$T/down"; l0=$(logins)
+lfn_scp "$LFN_TREE" "$p" -X connections=4 \
+    -o "ProxyCommand=python3 $LFN_TOP/regress-bench/lib/counting-proxy.py $T/count 2 127.0.0.1 $p" \
+    "lfnpeer:$T/src.40000003" "$T/down" > /dev/null 2> "$T/err" || fail "download failed: $(tail -n 3 "$T/err")"
+cmp -s "$T/src.40000003" "$T/down" || fail "download differs"
+used 2 "$l0"
+[ "$(grep -c 'extra connections could not log in' "$T/err")" = 1 ] ||
+	fail "not said once: $(cat "$T/err")"
+grep -q '2 of 3 extra connections could not log in.*continuing with 2' "$T/err" || fail "wrong counts: $(grep extra "$T/err")"
+
+if [ -x "$STOCK_TREE/sshd" ]; then
+	tid "stock 10.5p1 sshd as the server"
+	ps=$(lfn_free_port); lfn_sshd_start "$STOCK_TREE" "$ps" < /dev/null
+	stock_log=$SSHD_LOG
+	rm -f "$T/up" "$T/down"; l0=$(logins "$stock_log")
+	lfn_scp "$LFN_TREE" "$ps" -q -X connections=4 "$T/src.40000003" "lfnpeer:$T/up" || fail "upload failed"
+	lfn_scp "$LFN_TREE" "$ps" -q -X connections=4 "lfnpeer:$T/src.40000003" "$T/down" || fail "download failed"
+	cmp -s "$T/src.40000003" "$T/up" || fail "upload differs"
+	cmp -s "$T/src.40000003" "$T/down" || fail "download differs"
+	used 8 "$l0" "$stock_log"
+else
+	fail "stock build missing"
+fi
+
+# A connection lost in the middle: slow enough to be caught there.
+lfn_wan_link tc$$ 20 100mbit
+pw=$(lfn_free_port); lfn_sshd_start "$LFN_TREE" "$pw" "$NB" < /dev/null
+wan_log=$SSHD_LOG
+size=$((48 * mib))
+mk big $size
+# kill_sftp_server -n|-o N FILE: once sshd started N sftp sessions and FILE
+# holds 4 MiB, kill the newest (-n: an extra connection's, they log in
+# after the session's own) or oldest (-o: the session's own) sftp-server
+# of that sshd
+kill_sftp_server() {
+	local pid
+	for _ in $(seq 1 200); do
+		[ "$(grep -c "subsystem 'sftp'" "$wan_log")" -ge "$2" ] &&
+			[ -f "$3" ] && [ "$(du -k "$3" | cut -f1)" -ge 4096 ] && break
+		sleep 0.05
+	done
+	pid=$(pgrep "$1" -f "^$LFN_TREE/sftp-server") || { echo "no sftp-server to kill"; return 1; }
+	kill "$pid"
+}
+for c in "-n download" "-n upload" "-o download"; do
+	set -- $c; which=$1 dir=$2
+	whose="a connection"; [ "$which" = -o ] && whose="the session's own connection"
+	tid "$whose lost mid-$dir: the copy fails, no full-length file is left"
+	rm -f "$T/down" "$T/up"
+	s0=$(grep -c "subsystem 'sftp'" "$wan_log")
+	if [ $dir = download ]; then
+		lfn_scp "$LFN_TREE" -n "$NA" -h "$ADDR" "$pw" -q -X connections=3 "lfnpeer:$T/big" "$T/down" 2> "$T/err" &
+		dst="$T/down"
+	else
+		lfn_scp "$LFN_TREE" -n "$NA" -h "$ADDR" "$pw" -q -X connections=3 "$T/big" "lfnpeer:$T/up" 2> "$T/err" &
+		dst="$T/up"
+	fi
+	cpid=$!
+	kill_sftp_server "$which" $((s0 + 3)) "$dst" || fail "could not kill an sftp-server"
+	wait "$cpid" && fail "scp exited 0 after losing a connection"
+	# the workers stop when the session goes (give them a moment)
+	for _ in $(seq 1 50); do pgrep -f "^$LFN_TREE/sftp-server" > /dev/null || break; sleep 0.1; done
+	[ -f "$dst" ] || fail "no file left at all"
+	got=$(stat -c %s "$dst")
+	[ "$got" -lt "$size" ] || fail "the file looks complete ($got bytes) after a failed copy"
+	if [ "$which" = -n ]; then
+		cmp -s -n "$got" "$T/big" "$dst" || fail "the part kept differs from the source"
+		grep -q "over 3 connections failed" "$T/err" || fail "no clear error: $(tail -n 3 "$T/err")"
+	fi
+done
+lfn_finish
