@@ -3,8 +3,10 @@
 
 Runs the stock build (build/stock, the same tarball without the series) and
 openssh-lfn (openssh-portable) on identical links -- loopback and links made by
-regress-bench/wanemu -- with raw TCP (iperf3, one stream) on the same link as
-the ceiling.  See regress-bench/bench/README.md for what is measured and how
+regress-bench/wanemu, optionally lossy -- with raw TCP (iperf3, one stream,
+and N with --tcp-streams) on the same link as the ceiling, under the kernel's
+or each --cc congestion control; scp/sftp TOOL-xN move one file over N
+connections (lfn only).  See regress-bench/bench/README.md for what is measured and how
 to read the results.  Python 3 stdlib only; matplotlib (python3-matplotlib)
 for the plots if it is installed.
 """
@@ -34,7 +36,10 @@ ADDR_B = "198.18.0.2"     # wanemu: sshd/iperf3 server side (namespace b)
 
 TOOLS = ["ssh-up", "ssh-down", "scp-up", "scp-down", "scp-O-up",
          "sftp-put", "sftp-get", "rsync-up"]
-TOOL_DIR = {t: ("down" if t.endswith(("-down", "-get")) else "up") for t in TOOLS}
+# one transfer over N connections: TOOL-xN runs TOOL with -X connections=N
+# (scp/sftp of the lfn tree, patch 0260; stock has no such option); TOOL-x1
+# is TOOL itself, and a literal "-xN" takes N from --connections
+MULTI_TOOLS = ["scp-up", "scp-down", "sftp-put", "sftp-get"]
 CIPHERS = ["default", "aes128-gcm", "chacha20", "none"]
 CIPHER_NAME = {"aes128-gcm": "aes128-gcm@openssh.com",
                "chacha20": "chacha20-poly1305@openssh.com",
@@ -112,6 +117,35 @@ def parse_rate(r):
     return float(m.group(1)) * {"": 1, "k": 1e3, "m": 1e6, "g": 1e9}[m.group(2)]
 
 
+def tool_conns(tool):
+    """'scp-up-x4' -> ('scp-up', 4); 'ssh-up' -> ('ssh-up', 1)."""
+    m = re.fullmatch(r"(.*)-x(\d+)", tool)
+    return (m.group(1), int(m.group(2))) if m and m.group(1) in MULTI_TOOLS else (tool, 1)
+
+
+def tool_dir(tool):
+    return "down" if tool_conns(tool)[0].endswith(("-down", "-get")) else "up"
+
+
+def expand_tools(tools, connections):
+    """Tool names with the connections dimension applied: TOOL-xN (literal N)
+    and, with --connections, every scp/sftp tool -> one per N (1 = TOOL)."""
+    out = []
+    for t in tools:
+        base = t[:-3] if t.endswith("-xN") else tool_conns(t)[0]
+        if t.endswith("-xN"):
+            ns = connections or [4]
+        elif base in MULTI_TOOLS and connections and t == base:
+            ns = connections
+        else:
+            ns = [tool_conns(t)[1]]
+        for n in ns:
+            name = base if n == 1 else "%s-x%d" % (base, n)
+            if name not in out:
+                out.append(name)
+    return out
+
+
 def fmt_dur(s):
     s = int(max(0, s))
     return "%dm%02ds" % (s // 60, s % 60) if s >= 60 else "%ds" % s
@@ -123,19 +157,46 @@ def fmt_mbs(v):
     return "%.0f" % v if v >= 100 else ("%.1f" % v if v >= 10 else "%.2f" % v)
 
 
+def parse_loss(p):
+    """'1e-4' -> 0.0001: random loss per wire packet, 0 <= P < 1."""
+    try:
+        v = float(p)
+    except ValueError:
+        v = -1.0
+    if not 0.0 <= v < 1.0 or "%" in p:
+        raise ValueError("bad loss '%s' (a fraction of wire packets, 0 <= P < 1, e.g. 1e-4)" % p)
+    return v
+
+
+def fmt_loss(loss):
+    """0.0001 -> '1e-4', 2.5e-05 -> '2.5e-5', 0.01 -> '0.01'"""
+    if loss == 0 or loss >= 0.01:
+        return "%g" % loss
+    m, e = ("%.3e" % loss).split("e")
+    return "%se%d" % (m.rstrip("0").rstrip("."), int(e))
+
+
 class Link:
     def __init__(self, spec):
         self.spec = spec
+        self.loss = 0.0
         if spec == "loopback":
             self.loopback, self.rate, self.rtt = True, None, 0.0
         else:
-            m = re.fullmatch(r"([0-9.]+[kmg]?bit)/([0-9.]+)(ms)?", spec)
+            m = re.fullmatch(r"([0-9.]+[kmg]?bit)/([0-9.]+)(ms)?(?:/([^/]+))?", spec)
             if not m:
-                raise ValueError("bad link '%s' (loopback or RATE/RTT_MS, e.g. 1gbit/50)" % spec)
+                raise ValueError("bad link '%s' (loopback or RATE/RTT_MS[/LOSS], e.g. 1gbit/50 "
+                                 "or 1gbit/100/1e-4)" % spec)
             self.loopback = False
             self.rate = m.group(1)
             self.rtt = float(m.group(2))
             parse_rate(self.rate)
+            if m.group(4) is not None:
+                # one spelling per loss (0.0001 and 1e-4 are 1e-4), and
+                # 1gbit/100/0 is 1gbit/100
+                self.loss = parse_loss(m.group(4))
+                self.spec = "%s/%s%s" % (m.group(1), m.group(2),
+                                         "/" + fmt_loss(self.loss) if self.loss else "")
         self.tag = None
 
     @property
@@ -177,6 +238,7 @@ class Env:
         self.chunk = None
         self.none_ok = {}
         self.cleanup_links = []
+        self.sshd_log_pos = {}
 
     def bash(self, script, *argv, check=True, stdin=None):
         env = dict(os.environ, LFN_TREE=self.trees["lfn"], STOCK_TREE=self.trees["stock"])
@@ -223,6 +285,18 @@ class Env:
                             self.trees[t], str(port), link.ns_b or "", stdin=extra)
             pid, slog = out.strip().splitlines()[-1].split(" ", 1)
             self.sshd[t] = (int(pid), port, slog)
+            self.sshd_log_pos[t] = os.path.getsize(slog)
+
+    def sshd_cc_seen(self, tree):
+        """The congestion controls TREE's sshd logged since the last call:
+        openssh-lfn's sshd says "TCP: congestion control NAME, ..." at the
+        end of each connection (patch 0251, LogLevel VERBOSE); stock: []."""
+        slog = self.sshd[tree][2]
+        with open(slog, "rb") as f:
+            f.seek(self.sshd_log_pos.get(tree, 0))
+            text = f.read().decode(errors="replace")
+            self.sshd_log_pos[tree] = f.tell()
+        return sorted(set(re.findall(r"TCP: congestion control ([A-Za-z0-9_]+)", text)))
 
     def stop_sshds(self):
         for t, (pid, _, _) in self.sshd.items():
@@ -353,6 +427,10 @@ def client_cmd(env, tree, link, tool, cipher, comp, src, dst):
     port = env.sshd[tree][1]
     loc = (["-n", link.ns_a] if link.ns_a else []) + ["-h", link.addr, str(port)]
     stdin = subprocess.DEVNULL
+    tool, conns = tool_conns(tool)
+    if conns > 1:
+        # one transfer over N connections (lfn's scp/sftp, patch 0260)
+        opts = ["-X", "connections=%d" % conns] + opts
     if tool == "ssh-up":
         argv = ["lfn_ssh", tdir] + loc + opts + ["lfnpeer", "cat > /dev/null"]
         stdin = src
@@ -419,6 +497,7 @@ def run_once(env, tree, link, tool, cipher, comp, size, keep=()):
         fin.close()
     h2 = time.monotonic()
     s1 = sshd_child_cpu(sshd_pid)
+    cc_seen = env.sshd_cc_seen(tree)
     h3 = time.monotonic()
     errf.seek(0)
     err = errf.read().decode(errors="replace").strip()
@@ -431,12 +510,12 @@ def run_once(env, tree, link, tool, cipher, comp, size, keep=()):
             p.returncode = -100
     return dict(wall=wall, cpu_client=ru.ru_utime + ru.ru_stime,
                 cpu_client_user=ru.ru_utime, cpu_client_sys=ru.ru_stime,
-                cpu_server=s1 - s0, rc=p.returncode, stderr=err[-300:],
+                cpu_server=s1 - s0, rc=p.returncode, stderr=err[-300:], cc_seen=cc_seen,
                 harness_s=dict(data=round(h1 - h0, 2), pre=round(t0 - h1, 2), post=round(h3 - h2, 2)))
 
 
 # --------------------------------------------------------------------------
-# raw TCP ceiling: iperf3, one stream
+# raw TCP ceiling: iperf3, one stream (and -P N with --tcp-streams)
 
 def netns_prefixes(link):
     """Command prefixes that run in the link's client (a) and server (b) namespaces."""
@@ -452,7 +531,7 @@ def reap(srv):
         srv.wait()
 
 
-def tcp_ceiling(env, link, direction, seconds):
+def tcp_ceiling(env, link, direction, seconds, streams=1):
     port = 5201 if not link.loopback else int(env.bash("lfn_free_port").strip())
     pre_a, pre_b = netns_prefixes(link)
     srv = subprocess.Popen(pre_b + ["iperf3", "-s", "-1", "-p", str(port)],
@@ -461,7 +540,8 @@ def tcp_ceiling(env, link, direction, seconds):
         out = None
         for _ in range(50):
             r = subprocess.run(pre_a + ["iperf3", "-c", link.addr, "-p", str(port), "-t", str(seconds),
-                                        "-J"] + (["-R"] if direction == "down" else []),
+                                        "-J"] + (["-R"] if direction == "down" else []) +
+                               (["-P", str(streams)] if streams > 1 else []),
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
             try:
                 o = json.loads(r.stdout)
@@ -475,8 +555,10 @@ def tcp_ceiling(env, link, direction, seconds):
             return None
         e = out["end"]
         bps = e["sum_received"]["bits_per_second"]
+        # the algorithm iperf3's sockets used (both ends), to check it
+        cc_seen = sorted({e[k] for k in ("sender_tcp_congestion", "receiver_tcp_congestion") if e.get(k)})
         return dict(mbs=bps / 8 / 1e6, bytes=e["sum_received"]["bytes"],
-                    seconds=e["sum_received"]["seconds"],
+                    seconds=e["sum_received"]["seconds"], streams=streams, cc_seen=cc_seen,
                     retransmits=e.get("sum_sent", {}).get("retransmits"),
                     cpu_host=e.get("cpu_utilization_percent", {}).get("host_total"),
                     cpu_remote=e.get("cpu_utilization_percent", {}).get("remote_total"))
@@ -517,9 +599,9 @@ def wanemu_up(env, link):
         return "wanemu not available (regress-bench/wanemu)"
     link.tag = "b%d%s" % (os.getpid() % 100000, re.sub(r"[^0-9a-z]", "", link.spec))[:20]
     r = subprocess.run([up, "-n", link.tag, "--rtt", "%g" % link.rtt, "--rate", link.rate,
-                        "--tcp-buffers", env.args.tcp_buffers,
-                        "--replace", "--quiet"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                       text=True)
+                        "--tcp-buffers", env.args.tcp_buffers, "--replace", "--quiet"] +
+                       (["--loss", "%.10g" % link.loss] if link.loss else []),
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     if r.returncode != 0:
         return "wanemu-up failed: " + r.stdout.strip()[-500:]
     env.cleanup_links.append(link)
@@ -536,6 +618,75 @@ def wanemu_down(env, link):
         except ValueError:
             return None
     return None
+
+
+# --------------------------------------------------------------------------
+# congestion control, per link: --cc sets it in both namespaces
+
+def read_cc(ns=None):
+    pre = ["ip", "netns", "exec", ns] if ns else []
+    return sh(pre + ["cat", "/proc/sys/net/ipv4/tcp_congestion_control"]).strip()
+
+
+def route_congctl(ns, peer, cc):
+    """Set (cc) or clear (None) the congctl attribute of the route to PEER in
+    namespace NS (the TUN's /32 route wanemu-up made).  Returns an error or None."""
+    cur = sh(["ip", "-n", ns, "route", "show", peer + "/32"]).split()
+    if not cur or cur[0] != peer:
+        return "no route to %s in %s" % (peer, ns)
+    i = cur.index("congctl") if "congctl" in cur else -1
+    if i >= 0:
+        del cur[i:i + (3 if cur[i + 1] == "lock" else 2)]
+    r = subprocess.run(["ip", "-n", ns, "route", "replace"] + cur + (["congctl", cc] if cc else []),
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    return None if r.returncode == 0 else "ip route replace %s: %s" % (" ".join(cur), r.stdout.strip())
+
+
+def set_cc(link, cc):
+    """Make the link's TCP connections use congestion control CC (None: the
+    kernel's, untouched).  Returns (name in use, how, error).  Loopback is
+    the host's own stack: never changed."""
+    if link.loopback:
+        return read_cc(), "host", None
+    pairs = ((link.ns_a, ADDR_B), (link.ns_b, "198.18.0.1"))
+    # a previous --cc value may have set the routes' congctl: clear it
+    for ns, peer in pairs:
+        err = route_congctl(ns, peer, None)
+        if err:
+            return None, None, err
+    if cc is None:
+        names = {read_cc(ns) for ns, _ in pairs}
+        if len(names) != 1:
+            return None, None, "the namespaces use different congestion controls: %s" % ",".join(names)
+        return names.pop(), "kernel default", None
+    avail = "/proc/sys/net/ipv4/tcp_available_congestion_control"
+    if cc not in sh(["cat", avail]).split():
+        why = "modprobe not found"
+        if shutil.which("modprobe"):
+            why = sh(["modprobe", "tcp_" + cc]).strip() or "loaded"
+        have = sh(["cat", avail]).strip()
+        if cc not in have.split():
+            return None, None, ("congestion control %s is not available in this kernel "
+                                "(net.ipv4.tcp_available_congestion_control: %s; modprobe tcp_%s: %s)"
+                                % (cc, have, cc, why))
+    for ns, _ in pairs:
+        subprocess.run(["ip", "netns", "exec", ns, "sysctl", "-q", "-w",
+                        "net.ipv4.tcp_congestion_control=" + cc],
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    if all(read_cc(ns) == cc for ns, _ in pairs):
+        return cc, "sysctl", None
+    # The kernel lets a namespace other than the host's choose only an
+    # algorithm listed in the host's net.ipv4.tcp_allowed_congestion_control
+    # (EPERM otherwise; e.g. cubic with Debian's "reno bbr" when bbr is the
+    # default).  The route's congctl attribute has no such rule and stays in
+    # the namespace: the connections made and accepted over it use CC.
+    for ns, peer in pairs:
+        err = route_congctl(ns, peer, cc)
+        if err:
+            return None, None, ("cannot set net.ipv4.tcp_congestion_control=%s in %s (allowed: %s) "
+                                "nor on its route: %s" % (cc, ns, sh(["cat", "/proc/sys/net/ipv4/"
+                                "tcp_allowed_congestion_control"]).strip(), err))
+    return cc, "route congctl (not in net.ipv4.tcp_allowed_congestion_control)", None
 
 
 # --------------------------------------------------------------------------
@@ -631,14 +782,15 @@ def build_points(args, prof):
     pts = []
     explicit_ciphers = args.ciphers is not None
     ciphers = args.ciphers or prof["ciphers"]
-    tools = args.tools or prof["tools"]
+    tools = expand_tools(args.tools or prof["tools"], args.connections)
 
     def match(lst, link):
         return "*" in lst or link.spec in lst or (not link.loopback and "wan" in lst)
 
     for link in args.link_objs:
         for tool in tools:
-            if not args.tools and not link.loopback and tool not in prof.get("wan_tools", tools):
+            if not args.tools and not link.loopback and \
+                    tool_conns(tool)[0] not in prof.get("wan_tools", tools):
                 continue
             for c in ciphers:
                 if c != "default" and not explicit_ciphers:
@@ -743,7 +895,19 @@ def main():
     ap.add_argument("--rates", help="comma list of rates for emulated links (with --rtts), e.g. 1gbit,2gbit")
     ap.add_argument("--rtts", help="comma list of RTTs in ms (with --rates), e.g. 10,50,100,200")
     ap.add_argument("--no-loopback", action="store_true", help="with --rates/--rtts: no loopback link")
-    ap.add_argument("--tools", help="comma list of: " + ",".join(TOOLS))
+    ap.add_argument("--losses", help="comma list of random loss rates per wire packet (both directions) "
+                    "for every emulated link given without one, e.g. 0,1e-5,1e-4 (a link RATE/RTT/LOSS "
+                    "has its own)")
+    ap.add_argument("--cc", help="comma list of TCP congestion controls, e.g. cubic,bbr: every emulated "
+                    "link is measured with each (set in both of its namespaces, for stock, lfn and "
+                    "iperf3 alike); default: the kernel's, unchanged")
+    ap.add_argument("--tcp-streams", default="1",
+                    help="comma list of raw TCP stream counts (iperf3 -P N), e.g. 1,4 (1)")
+    ap.add_argument("--connections", help="comma list of connection counts N for the scp/sftp tools: "
+                    "TOOL-xN = TOOL with -X connections=N (lfn only), 1 = TOOL itself, e.g. 1,4; "
+                    "TOOL-xN in --tools takes N from here (default 4)")
+    ap.add_argument("--tools", help="comma list of: " + ",".join(TOOLS) +
+                    ", and TOOL-xN / TOOL-xNUMBER for " + ",".join(MULTI_TOOLS))
     ap.add_argument("--ciphers", help="comma list of: default,aes128-gcm,chacha20,none (applies to every "
                     "tool and link; default: the profile's cipher matrix)")
     ap.add_argument("--no-compression", action="store_true", help="no compression (-C) points")
@@ -792,10 +956,54 @@ def main():
     else:
         specs = prof["links"]
     try:
-        args.link_objs = [Link(s) for s in specs]
+        if args.losses:
+            # every emulated link without a loss of its own, once per loss
+            # (1gbit/100/0 is 1gbit/100)
+            losses = args.losses.split(",")
+            for x in losses:
+                parse_loss(x)
+            out = []
+            for s in specs:
+                if s == "loopback" or s.count("/") >= 2:
+                    out.append(s)
+                else:
+                    out += [s + "/" + x for x in losses]
+            specs = out
+        args.link_objs = []
+        for s in specs:
+            link = Link(s)
+            if link.spec not in [l.spec for l in args.link_objs]:
+                args.link_objs.append(link)
     except ValueError as e:
         die(str(e))
-    for opt, allowed in (("tools", TOOLS), ("ciphers", CIPHERS + ["aes128-ctr"]), ("trees", ["stock", "lfn"])):
+
+    def int_list(opt, v):
+        try:
+            out = [int(x) for x in v.split(",")]
+        except ValueError:
+            out = [0]
+        if min(out) < 1:
+            die("--%s: bad value '%s' (comma list of counts >= 1, e.g. 1,4)" % (opt, v))
+        return sorted(set(out))
+    args.tcp_streams = int_list("tcp-streams", args.tcp_streams)
+    if args.connections is not None:
+        args.connections = int_list("connections", args.connections)
+    if args.cc is not None:
+        cc = []
+        for c in args.cc.split(","):
+            if not re.fullmatch(r"[a-z0-9_]{1,15}", c):
+                die("--cc: bad congestion control name '%s' (a kernel algorithm: cubic, bbr, reno, ...)" % c)
+            if c not in cc:
+                cc.append(c)
+        args.cc = cc
+    if args.tools is not None:
+        args.tools = args.tools.split(",")
+        bad = [t for t in args.tools if t not in TOOLS and not
+               re.fullmatch(r"(%s)-x(N|0*[1-9][0-9]*)" % "|".join(MULTI_TOOLS), t)]
+        if bad:
+            die("--tools: unknown %s (choose from %s, or TOOL-xN for %s)" %
+                (",".join(bad), ",".join(TOOLS), ",".join(MULTI_TOOLS)))
+    for opt, allowed in (("ciphers", CIPHERS + ["aes128-ctr"]), ("trees", ["stock", "lfn"])):
         v = getattr(args, opt)
         if v is not None:
             v = v.split(",")
@@ -823,12 +1031,31 @@ def main():
             die("%s not found (apt-get install -y %s)" % (prog, "iproute2" if prog == "ip" else prog))
 
     points = build_points(args, prof)
+
+    def link_ccs(link):
+        """--cc applies to the emulated links; loopback is the host's stack."""
+        return [None] if link.loopback or not args.cc else args.cc
+    n_points = sum(len(link_ccs(p[0])) for p in points)
+    n_tcp = 0 if args.no_tcp and not args.tcp_bytes else 2 * len(args.tcp_streams)
+    lfn_only = [p[1] for p in points if tool_conns(p[1])[1] > 1]
     est_per_point = len(trees) * (args.runs * (args.target_time + 0.3) + (2.0 if args.no_warmup else 12.0))
+    # the estimate: the points each tree runs (-xN: lfn only), raw TCP
+    est = sum(len(link_ccs(p[0])) * (est_per_point / len(trees)) *
+              len([t for t in trees if t != "stock" or p[1] not in lfn_only]) for p in points) + \
+        sum(len(link_ccs(l)) * n_tcp * args.tcp_runs * (args.tcp_seconds + 1) for l in args.link_objs)
     if args.dry_run:
-        for p in points:
-            print("%-12s %-9s %-11s %s" % (p[0], p[1], p[2], "comp" if p[3] else ""))
-        print("%d points x %d trees, roughly %s" % (len(points), len(trees),
-                                                   fmt_dur(len(points) * est_per_point)))
+        for link in args.link_objs:
+            for cc in link_ccs(link):
+                for p in points:
+                    if p[0] is link:
+                        print("%-15s %s%-11s %-11s %s%s" % (
+                            link, "%-6s " % (cc or "host") if args.cc else "", p[1], p[2],
+                            "comp" if p[3] else "",
+                            "(lfn only)" if p[1] in lfn_only and "stock" in trees else ""))
+        if n_tcp:
+            print("raw TCP per link%s: up and down, %s stream(s)" % (
+                " and cc" if args.cc else "", ",".join(map(str, args.tcp_streams))))
+        print("%d points x %d trees, roughly %s" % (n_points, len(trees), fmt_dur(est)))
         return 0
 
     ts = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
@@ -854,6 +1081,12 @@ def main():
             if not env.none_ok[t]:
                 log("bench: %s has no none cipher (ssh -G -o NoneEnabled=yes fails): "
                     "its none points are skipped" % t)
+    if lfn_only and "stock" in trees:
+        log("bench: stock's scp/sftp have no -X connections=N: its %s points are skipped (lfn only)"
+            % ",".join(sorted(set(lfn_only))))
+    if args.cc and any(l.loopback for l in args.link_objs):
+        log("bench: loopback: --cc does not apply (it would change the host's own default): "
+            "measured with the host's %s" % read_cc())
 
     res_path = os.path.join(outdir, "results.jsonl")
     resf = open(res_path, "a")
@@ -870,7 +1103,7 @@ def main():
     machine["argv"] = sys.argv[1:]
     machine["links"] = {}
     missing = []
-    prog = Progress(len(points) * len(trees) + (0 if args.no_tcp else 2 * len(args.link_objs)),
+    prog = Progress(n_points * len(trees) + sum(n_tcp * len(link_ccs(l)) for l in args.link_objs),
                     est_per_point / max(1, len(trees)))
     wall0 = time.monotonic()
 
@@ -889,41 +1122,33 @@ def main():
     try:
         for link in args.link_objs:
             lpoints = [p for p in points if p[0] is link]
+            units = len(lpoints) * len(trees) + n_tcp      # per cc
             if not link.loopback:
                 err = wanemu_up(env, link)
                 if err:
                     prog.note("bench: %s: skipped: %s" % (link, err))
                     missing.append("%s: %s" % (link, err))
-                    prog.done += len(lpoints) * len(trees) + (0 if args.no_tcp else 2)
+                    prog.done += units * len(link_ccs(link))
                     continue
             machine["links"][link.spec] = link_info(link, args.tcp_buffers)
-            # raw TCP ceiling, both directions
-            tcp = {}
-            if args.tcp_bytes:
-                path = env.datafile(args.size)
-                tname, what = "tcpbytes", "the same %s bytes" % args.size
-                measure = lambda d: tcp_same_bytes(env, link, d, path)
-            else:
-                tname, what = "iperf3", "iperf3 -t %d, one stream" % args.tcp_seconds
-                measure = lambda d: tcp_ceiling(env, link, d, args.tcp_seconds)
-            for d in () if args.no_tcp and not args.tcp_bytes else ("up", "down"):
-                prog.line("%s: raw TCP (%s) %s" % (link, what, d))
-                vals = []
-                for i in range(args.tcp_runs):
-                    r = measure(d)
-                    if r:
-                        vals.append(r["mbs"])
-                        emit(dict(kind="tcp", link=link.spec, rtt_ms=link.rtt, rate=link.rate,
-                                  tree="tcp", tool="%s-%s" % (tname, d), dir=d, run=i, **r))
-                tcp[d] = median(vals)
-                if not vals:
-                    missing.append("%s: %s %s failed" % (link, tname, d))
-                prog.done += 1
             env.start_sshds(link, trees)
-            setup = {}
             try:
-                for (_, tool, cipher, comp) in lpoints:
-                    run_point(env, args, prog, link, tool, cipher, comp, trees, tcp, setup, emit, missing)
+                for want_cc in link_ccs(link):
+                    # the congestion control: set (--cc) or the kernel's,
+                    # by name; never measure another than the one recorded
+                    cc, how, err = set_cc(link, want_cc)
+                    lname = "%s %s" % (link, cc or want_cc) if args.cc else str(link)
+                    if err:
+                        prog.note("bench: %s: skipped: %s" % (lname, err))
+                        missing.append("%s: %s" % (lname, err))
+                        prog.done += units
+                        continue
+                    machine["links"][link.spec].setdefault("congestion control", {})[cc] = how
+                    tcp = measure_tcp(env, args, prog, link, cc, lname, emit, missing)
+                    setup = {}
+                    for (_, tool, cipher, comp) in lpoints:
+                        run_point(env, args, prog, link, cc, lname, tool, cipher, comp, trees, tcp,
+                                  setup, emit, missing)
             finally:
                 env.stop_sshds()
                 if not link.loopback:
@@ -952,20 +1177,78 @@ def main():
     return 0
 
 
-def run_point(env, args, prog, link, tool, cipher, comp, trees, tcp, setup, emit, missing):
-    """One point (link, tool, cipher, compression) for every tree; the trees'
-    runs are interleaved (stock, lfn, stock, lfn, ...) so slow drifts of a
-    shared machine hit both alike."""
-    label = "%s %s %s%s" % (link, tool, cipher, " +C" if comp else "")
-    active = [t for t in trees if cipher != "none" or env.none_ok[t]]
+def measure_tcp(env, args, prog, link, cc, lname, emit, missing):
+    """The raw TCP ceiling on the link, both directions, one stream and
+    -P N for each N of --tcp-streams: {(dir, streams): median MB/s}."""
+    tcp = {}
+    if args.no_tcp and not args.tcp_bytes:
+        return tcp
+    for d in ("up", "down"):
+        for n in args.tcp_streams:
+            if args.tcp_bytes and n == 1:
+                path = env.datafile(args.size)
+                tname, what = "tcpbytes", "the same %s bytes" % args.size
+                measure = lambda: tcp_same_bytes(env, link, d, path)
+            else:
+                tname = "iperf3" if n == 1 else "iperf3-P%d" % n
+                what = "iperf3 -t %d, %s" % (args.tcp_seconds, "one stream" if n == 1 else "%d streams" % n)
+                measure = lambda: tcp_ceiling(env, link, d, args.tcp_seconds, n)
+            prog.line("%s: raw TCP (%s) %s" % (lname, what, d))
+            vals = []
+            for i in range(args.tcp_runs):
+                r = measure()
+                if r and r.get("cc_seen") and r["cc_seen"] != [cc]:
+                    missing.append("%s: %s %s used congestion control %s, not %s: not counted" %
+                                   (lname, tname, d, ",".join(r["cc_seen"]), cc))
+                    prog.note("bench: " + missing[-1])
+                    r = None
+                if r:
+                    vals.append(r["mbs"])
+                    row = dict(kind="tcp", link=link.spec, rtt_ms=link.rtt, rate=link.rate, loss=link.loss,
+                               cc=cc, tree="tcp", tool="%s-%s" % (tname, d), dir=d, run=i, streams=1)
+                    row.update(r)
+                    emit(row)
+            tcp[(d, n)] = median(vals)
+            if not vals:
+                missing.append("%s: %s %s failed" % (lname, tname, d))
+            prog.done += 1
+    return tcp
+
+
+def fail_hint(tool, err):
+    """A -xN point on a tree whose scp/sftp do not know -X connections=N."""
+    if tool_conns(tool)[1] > 1 and \
+            re.search(r"(?i)(invalid|unknown|unsupported)[^\n]*-X|-X[^\n]*(invalid|unknown|unsupported)", err):
+        return " [this tree's scp/sftp have no -X connections=N (patch 0260)]"
+    return ""
+
+
+def run_point(env, args, prog, link, cc, lname, tool, cipher, comp, trees, tcp, setup, emit, missing):
+    """One point (link, cc, tool, cipher, compression) for every tree; the
+    trees' runs are interleaved (stock, lfn, stock, lfn, ...) so slow drifts
+    of a shared machine hit both alike."""
+    label = "%s %s %s%s" % (lname, tool, cipher, " +C" if comp else "")
+    conns = tool_conns(tool)[1]
+    active = [t for t in trees if (cipher != "none" or env.none_ok[t]) and
+              (conns == 1 or t != "stock")]
     for t in trees:
         if t not in active:
             prog.done += 1
     if not active:
         return
+
+    def once(t, size, keep=()):
+        r = run_once(env, t, link, tool, cipher, comp, size, keep)
+        if r["rc"] == 0 and r["cc_seen"] and r["cc_seen"] != [cc]:
+            r["rc"] = -101
+            r["stderr"] = "the connection used congestion control %s, not %s (sshd's log)" % (
+                ",".join(r["cc_seen"]), cc)
+        elif r["rc"] != 0:
+            r["stderr"] += fail_hint(tool, r["stderr"])
+        return r
     size = {}
-    base = dict(kind="ssh", link=link.spec, rtt_ms=link.rtt, rate=link.rate, tool=tool,
-                dir=TOOL_DIR[tool], cipher=cipher, compression=comp)
+    base = dict(kind="ssh", link=link.spec, rtt_ms=link.rtt, rate=link.rate, loss=link.loss, cc=cc,
+                tool=tool, connections=conns, dir=tool_dir(tool), cipher=cipher, compression=comp)
     # connection setup time per tree, link and options: median of 3 `ssh true`
     for t in active:
         key = (t, cipher, comp)
@@ -977,7 +1260,8 @@ def run_point(env, args, prog, link, tool, cipher, comp, trees, tcp, setup, emit
                     v.append(r["wall"])
             setup[key] = median(v) if v else 0.0
             emit(dict(base, kind="setup", tree=t, run=-2, seconds=setup[key], samples=v))
-    expect = tcp.get(TOOL_DIR[tool]) or (300.0 if link.loopback else parse_rate(link.rate) / 8e6)
+    expect = tcp.get((tool_dir(tool), conns)) or tcp.get((tool_dir(tool), 1)) or \
+        (300.0 if link.loopback else parse_rate(link.rate) / 8e6)
     # the size of a measured run comes from the warm-ups: a transfer costs
     # setup + fixed + size / rate, and the fixed part is not small (stock:
     # ~1.3 s on loopback whatever the size, see README), so one warm-up's
@@ -998,7 +1282,7 @@ def run_point(env, args, prog, link, tool, cipher, comp, trees, tcp, setup, emit
             pts = []
             for w in range(3):
                 prog.line("%s %s: warm-up %d MiB" % (label, t, size[t] // MIB))
-                r = run_once(env, t, link, tool, cipher, comp, size[t], set(size.values()))
+                r = once(t, size[t], set(size.values()))
                 emit(dict(base, tree=t, run=-1, size=size[t], setup_s=st, **r))
                 if r["rc"] != 0:
                     break
@@ -1032,7 +1316,7 @@ def run_point(env, args, prog, link, tool, cipher, comp, trees, tcp, setup, emit
             if len(runs[t]) >= args.runs:
                 continue
             prog.line("%s %s: run %d/%d, %d MiB" % (label, t, len(runs[t]) + 1, args.runs, size[t] // MIB))
-            r = run_once(env, t, link, tool, cipher, comp, size[t])
+            r = once(t, size[t])
             row = dict(base, tree=t, run=len(runs[t]), size=size[t], setup_s=setup[(t, cipher, comp)], **r)
             if r["rc"] != 0:
                 prog.note("bench: %s %s: failed (rc %d): %s" % (label, t, r["rc"], r["stderr"]))

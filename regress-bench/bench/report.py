@@ -21,11 +21,51 @@ TOOL_ORDER = ["ssh-up", "ssh-down", "scp-up", "scp-down", "scp-O-up",
 CIPHER_ORDER = ["default", "aes128-gcm", "chacha20", "none"]
 
 
-def link_key(spec):
+def label(r):
+    """A row's link label: the link spec (RATE/RTT[/LOSS]) and the TCP
+    congestion control it was measured with, e.g. '1gbit/100/1e-4 cubic'."""
+    return r["link"] + (" " + r["cc"] if r.get("cc") else "")
+
+
+def split_label(lab):
+    """'1gbit/100/1e-4 cubic' -> ('1gbit/100/1e-4', 'cubic')"""
+    spec, _, cc = lab.partition(" ")
+    return spec, cc
+
+
+def link_parts(lab):
+    """(rate, rtt ms, loss, cc) of a label; loopback: (None, 0, 0, cc)."""
+    spec, cc = split_label(lab)
     if spec == "loopback":
-        return (0, 0, 0)
-    rate, rtt = spec.split("/")
-    return (1, float(rtt), rate)
+        return None, 0.0, 0.0, cc
+    f = spec.split("/")
+    return f[0], float(f[1].rstrip("ms")), float(f[2]) if len(f) > 2 else 0.0, cc
+
+
+def link_key(lab):
+    rate, rtt, loss, cc = link_parts(lab)
+    if rate is None:
+        return (0, 0, "", 0, cc)
+    return (1, rtt, rate, loss, cc)
+
+
+def tool_conns(tool):
+    """'scp-up-x4' -> ('scp-up', 4)"""
+    base, _, n = tool.rpartition("-x")
+    return (base, int(n)) if base in TOOL_ORDER and n.isdigit() else (tool, 1)
+
+
+def tool_key(tool):
+    base, n = tool_conns(tool)
+    return (TOOL_ORDER.index(base) if base in TOOL_ORDER else 99, n)
+
+
+def fmt_loss(loss):
+    """0.0001 -> '1e-4', 2.5e-05 -> '2.5e-5', 0.01 -> '0.01'"""
+    if loss == 0 or loss >= 0.01:
+        return "%g" % loss
+    m, e = ("%.3e" % loss).split("e")
+    return "%se%d" % (m.rstrip("0").rstrip("."), int(e))
 
 
 def fmt(v, digits=None):
@@ -48,7 +88,7 @@ def aggregate(rows):
     for r in rows:
         if r.get("kind") != "ssh" or r.get("run", -1) < 0 or not r.get("valid"):
             continue
-        k = (r["link"], r["tool"], r["cipher"], bool(r["compression"]), r["tree"])
+        k = (label(r), r["tool"], r["cipher"], bool(r["compression"]), r["tree"])
         groups.setdefault(k, []).append(r)
     out = {}
     for k, rs in groups.items():
@@ -67,19 +107,18 @@ def aggregate(rows):
     return out
 
 
-def tcp_by_link(rows):
+def tcp_by_link(rows, what="mbs"):
+    """{(label, dir, streams): median MB/s (or retransmits)} of the raw TCP rows."""
     t = {}
     for r in rows:
-        if r.get("kind") == "tcp":
-            t.setdefault((r["link"], r["dir"]), []).append(r["mbs"])
+        if r.get("kind") == "tcp" and r.get(what) is not None:
+            t.setdefault((label(r), r["dir"], r.get("streams", 1)), []).append(r[what])
     return {k: statistics.median(v) for k, v in t.items()}
 
 
-def window_ceiling(link):
-    if link == "loopback":
-        return None
-    rtt = float(link.split("/")[1])
-    return WINDOW / (rtt / 1e3) / 1e6 if rtt > 0 else None
+def window_ceiling(lab):
+    rate, rtt, _, _ = link_parts(lab)
+    return WINDOW / (rtt / 1e3) / 1e6 if rate and rtt > 0 else None
 
 
 def cell(st):
@@ -89,16 +128,17 @@ def cell(st):
 
 
 def table(agg, tcp):
-    lines = ["| link | tool | cipher | stock MB/s med (min–max) | lfn MB/s med (min–max) | lfn/stock "
+    lines = ["| link | cc | tool | cipher | stock MB/s med (min–max) | lfn MB/s med (min–max) | lfn/stock "
              "| raw TCP MB/s | lfn/TCP | stock window ceiling (2 MiB/RTT) | stock/ceiling "
              "| CPU s/GB stock client/server | CPU s/GB lfn client/server | s/run stock/lfn |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     keys = sorted({k[:4] for k in agg},
-                  key=lambda k: (link_key(k[0]), TOOL_ORDER.index(k[1]) if k[1] in TOOL_ORDER else 99,
+                  key=lambda k: (link_key(k[0]), tool_key(k[1]),
                                  k[3], CIPHER_ORDER.index(k[2]) if k[2] in CIPHER_ORDER else 9))
     notes = set()
     for k in keys:
         link, tool, cipher, comp = k
+        conns = tool_conns(tool)[1]
         s = agg.get(k + ("stock",))
         l = agg.get(k + ("lfn",))
         cname = cipher + (" +C" if comp else "")
@@ -114,10 +154,18 @@ def table(agg, tcp):
                 notes.add("† none: lfn/stock is against stock's aes128-gcm (or default) cipher "
                           "on the same tool and link; stock has no none cipher.")
         direction = (l or s)["dir"]
-        t = tcp.get((link, direction))
+        t = tcp.get((link, direction, 1))
+        tname = fmt(t)
+        if conns > 1 and tcp.get((link, direction, conns)):
+            # N connections against N TCP streams
+            t = tcp[(link, direction, conns)]
+            tname = "%s ×%d" % (fmt(t), conns)
+            notes.add("×N: a TOOL-xN row (one transfer over N connections, lfn only) is compared "
+                      "with N raw TCP streams (iperf3 -P N).")
         wc = window_ceiling(link)
-        lines.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
-            link, tool, cname, cell(s), cell(l), fmt_ratio(ratio), fmt(t),
+        lines.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            split_label(link)[0], split_label(link)[1] or "–", tool, cname, cell(s), cell(l),
+            fmt_ratio(ratio), tname,
             fmt_ratio(l["mbs"] / t if l and t else None), fmt(wc),
             fmt_ratio(s["mbs"] / wc if s and wc else None),
             "%s / %s" % (fmt(s["cpu_c"]), fmt(s["cpu_s"])) if s else "–",
@@ -132,17 +180,65 @@ def ceiling_note(agg):
     by_link = {}
     for k, st in agg.items():
         link, tool, cipher, comp, tree = k
-        if tree != "stock" or link == "loopback" or comp:
+        if tree != "stock" or not link_parts(link)[0] or comp:
             continue
         by_link.setdefault(link, []).append((tool, cipher, st))
     for link in sorted(by_link, key=link_key):
         wc = window_ceiling(link)
         parts = ["%s%s %s (%.2f)" % (tool, "" if c == "default" else "/" + c, fmt(st["mbs"]), st["mbs"] / wc)
-                 for tool, c, st in sorted(by_link[link], key=lambda x: (TOOL_ORDER.index(x[0])
-                                                                         if x[0] in TOOL_ORDER else 99, x[1]))]
+                 for tool, c, st in sorted(by_link[link], key=lambda x: (tool_key(x[0]), x[1]))]
         out.append("- %s: 2 MiB / %g ms = %s MB/s; stock measured (MB/s, fraction of that ceiling): %s."
-                   % (link, float(link.split("/")[1]), fmt(wc), ", ".join(parts)))
+                   % (link, link_parts(link)[1], fmt(wc), ", ".join(parts)))
     return out
+
+
+def tcp_table(tcp, retrans):
+    """Raw TCP per link, cc and direction: one stream and N streams."""
+    streams = sorted({k[2] for k in tcp})
+    if not tcp:
+        return []
+    lines = ["| link | cc | dir | %s | retransmitted segments (%s) |" % (
+        " | ".join("TCP×%d MB/s" % n for n in streams) + "".join(" | TCP×%d/×1" % n for n in streams[1:]),
+        ", ".join("×%d" % n for n in streams)),
+        "|---|---|---|" + "---|" * (2 * len(streams))]
+    for link, d in sorted({k[:2] for k in tcp}, key=lambda x: (link_key(x[0]), x[1] != "up")):
+        one = tcp.get((link, d, 1))
+        lines.append("| %s | %s | %s | %s | %s |" % (
+            split_label(link)[0], split_label(link)[1] or "–", d,
+            " | ".join(fmt(tcp.get((link, d, n))) for n in streams) +
+            "".join(" | " + fmt_ratio(tcp[(link, d, n)] / one if one and tcp.get((link, d, n)) else None)
+                    for n in streams[1:]),
+            " / ".join("%.0f" % retrans[(link, d, n)] if (link, d, n) in retrans else "–" for n in streams)))
+    return lines
+
+
+def conns_table(agg, tcp):
+    """For one link and cc: lfn over one connection vs N connections vs one
+    TCP stream vs N streams (default cipher, no compression)."""
+    rows = {}
+    for (link, tool, cipher, comp, tree), st in agg.items():
+        if tree == "lfn" and cipher == "default" and not comp:
+            base, n = tool_conns(tool)
+            rows.setdefault((link, base), {})[n] = st
+    lines = []
+    for (link, base) in sorted(rows, key=lambda x: (link_key(x[0]), tool_key(x[1]))):
+        by_n = rows[(link, base)]
+        d = "down" if base.endswith(("-down", "-get")) else "up"
+        ns = sorted({n for n in by_n if n > 1} | {k[2] for k in tcp if k[:2] == (link, d) and k[2] > 1})
+        one, tcp1 = by_n.get(1), tcp.get((link, d, 1))
+        for n in ns:
+            xn, tcpn = by_n.get(n), tcp.get((link, d, n))
+            mbs = lambda st: st["mbs"] if st else None
+            ratio = lambda a, b: a / b if a and b else None
+            lines.append("| %s | %s | %s | %d | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+                split_label(link)[0], split_label(link)[1] or "–", base, n, cell(one), cell(xn),
+                fmt_ratio(ratio(mbs(xn), mbs(one))), fmt(tcp1), fmt(tcpn),
+                fmt_ratio(ratio(mbs(one), tcp1)), fmt_ratio(ratio(mbs(xn), tcpn)),
+                fmt_ratio(ratio(tcpn, tcp1))))
+    if not lines:
+        return []
+    return ["| link | cc | tool | N | lfn x1 MB/s | lfn xN MB/s | xN/x1 | TCP×1 MB/s | TCP×N MB/s "
+            "| x1/TCP×1 | xN/TCP×N | TCP×N/×1 |", "|---|---|---|---|---|---|---|---|---|---|---|---|"] + lines
 
 
 def machine_md(m):
@@ -166,8 +262,11 @@ def machine_md(m):
                                                    m.get("wall_seconds")),
     ]
     for link, li in sorted(m.get("links", {}).items(), key=lambda x: link_key(x[0])):
-        lines.append("- link %s: MTU %s; TCP buffers %s%s" % (link, li.get("mtu"), li.get("tcp buffers", "raised"), "".join(
-            "; %s=%s" % (k, v) for k, v in li.items() if k.startswith("net."))))
+        lines.append("- link %s: MTU %s; TCP buffers %s%s%s" % (link, li.get("mtu"), li.get("tcp buffers", "raised"), "".join(
+            "; %s=%s" % (k, v) for k, v in li.items() if k.startswith("net.")),
+            "; measured with congestion control %s" % ", ".join(
+                "%s (%s)" % kv for kv in li["congestion control"].items())
+            if li.get("congestion control") else ""))
     for miss in m.get("missing", []):
         lines.append("- MISSING: " + miss)
     return lines
@@ -185,10 +284,14 @@ def plots(outdir, agg, tcp):
     pdir = os.path.join(outdir, "plots")
     os.makedirs(pdir, exist_ok=True)
     made = []
-    # 1. throughput vs RTT per tool, one figure per rate: stock, lfn, TCP
-    rates = sorted({k[0].split("/")[0] for k in agg if k[0] != "loopback"})
-    for rate in rates:
-        tools = [t for t in TOOL_ORDER if any(k[1] == t and k[0].startswith(rate + "/") for k in agg)]
+    # 1. throughput vs RTT per tool, one figure per rate (and loss and
+    # congestion control, when there are several): stock, lfn, TCP
+    ccs = {link_parts(k[0])[3] for k in agg}
+    groups = sorted({link_parts(k[0])[0::2] + (link_parts(k[0])[3],) for k in agg
+                     if link_parts(k[0])[0]}, key=lambda g: (g[0], g[1], g[2]))
+    for rate, loss, cc in groups:
+        ingroup = lambda lab: link_parts(lab)[0::2] + (link_parts(lab)[3],) == (rate, loss, cc)
+        tools = [t for t in TOOL_ORDER if any(k[1] == t and ingroup(k[0]) for k in agg)]
         if not tools:
             continue
         n = len(tools)
@@ -197,8 +300,8 @@ def plots(outdir, agg, tcp):
         fig, axes = plt.subplots(rows, cols, figsize=(4 * cols, 3.3 * rows), squeeze=False)
         for i, tool in enumerate(tools):
             ax = axes[i // cols][i % cols]
-            links = sorted({k[0] for k in agg if k[0].startswith(rate + "/") and k[1] == tool}, key=link_key)
-            rtts = [link_key(l)[1] for l in links]
+            links = sorted({k[0] for k in agg if ingroup(k[0]) and k[1] == tool}, key=link_key)
+            rtts = [link_parts(l)[1] for l in links]
             for tree, style in (("stock", "o-"), ("lfn", "s-")):
                 xs, ys, lo, hi = [], [], [], []
                 for l, r in zip(links, rtts):
@@ -211,7 +314,7 @@ def plots(outdir, agg, tcp):
                 if xs:
                     ax.errorbar(xs, ys, yerr=[lo, hi], fmt=style, capsize=3, label=tree)
             d = "down" if tool.endswith(("-down", "-get")) else "up"
-            tx = [(r, tcp[(l, d)]) for l, r in zip(links, rtts) if (l, d) in tcp]
+            tx = [(r, tcp[(l, d, 1)]) for l, r in zip(links, rtts) if (l, d, 1) in tcp]
             if tx:
                 ax.plot([x for x, _ in tx], [y for _, y in tx], "k^--", label="raw TCP")
             if rtts:
@@ -228,9 +331,55 @@ def plots(outdir, agg, tcp):
                 ax.legend(fontsize=8)
         for j in range(n, rows * cols):
             axes[j // cols][j % cols].axis("off")
-        fig.suptitle("throughput vs RTT, %s link (default cipher; median, min-max bars)" % rate)
+        what = rate + (", loss %s" % fmt_loss(loss) if loss else "") + (", " + cc if cc else "")
+        fig.suptitle("throughput vs RTT, %s link (default cipher; median, min-max bars)" % what, fontsize=9)
         fig.tight_layout()
-        f = os.path.join(pdir, "throughput-vs-rtt-%s.png" % rate)
+        f = os.path.join(pdir, "throughput-vs-rtt-%s%s%s.png" % (
+            rate, "-loss" + fmt_loss(loss) if loss else "", "-" + cc if len(ccs) > 1 else ""))
+        fig.savefig(f, dpi=90)
+        plt.close(fig)
+        made.append(f)
+    # 1b. throughput vs loss, per rate and RTT with more than one loss:
+    # lfn and stock per congestion control, raw TCP one and N streams
+    for rate, rtt in sorted({link_parts(k[0])[:2] for k in agg if link_parts(k[0])[0]}):
+        labs = [k[0] for k in agg if link_parts(k[0])[:2] == (rate, rtt)]
+        losses = sorted({link_parts(l)[2] for l in labs})
+        if len(losses) < 2:
+            continue
+        tools = sorted({k[1] for k in agg if k[0] in labs and k[2] == "default" and not k[3]}, key=tool_key)
+        n = len(tools)
+        cols = min(3, n)
+        rows = (n + cols - 1) // cols
+        fig, axes = plt.subplots(rows, cols, figsize=(5 * cols, 3.6 * rows), squeeze=False)
+        for i, tool in enumerate(tools):
+            ax = axes[i // cols][i % cols]
+            d = "down" if tool.endswith(("-down", "-get")) else "up"
+            conns = tool_conns(tool)[1]
+            for cc in sorted({link_parts(l)[3] for l in labs}):
+                bylos = sorted({(link_parts(l)[2], l) for l in labs if link_parts(l)[3] == cc})
+                for tree, style in (("stock", "o-"), ("lfn", "s-")):
+                    pts = [(x, agg[(l, tool, "default", False, tree)]["mbs"]) for x, l in bylos
+                           if (l, tool, "default", False, tree) in agg]
+                    if pts:
+                        ax.plot([x for x, _ in pts], [y for _, y in pts], style,
+                                label="%s %s" % (tree, cc or ""))
+                for nst, style in ((1, "^--"), (conns, "v:")) if conns > 1 else ((1, "^--"),):
+                    pts = [(x, tcp[(l, d, nst)]) for x, l in bylos if (l, d, nst) in tcp]
+                    if pts:
+                        ax.plot([x for x, _ in pts], [y for _, y in pts], style,
+                                label="TCP×%d %s" % (nst, cc or ""))
+            ax.set_xscale("symlog", linthresh=min(x for x in losses if x > 0) / 2)
+            ax.set_title("%s @ %s/%g ms" % (tool, rate, rtt))
+            ax.set_xlabel("random loss per packet")
+            ax.set_ylabel("MB/s")
+            ax.set_ylim(bottom=0)
+            ax.grid(alpha=0.3)
+            ax.legend(fontsize=7)
+        for j in range(n, rows * cols):
+            axes[j // cols][j % cols].axis("off")
+        fig.suptitle("throughput vs loss, %s x %g ms (default cipher, median)" % (rate, rtt), fontsize=9)
+        fig.tight_layout()
+        f = os.path.join(pdir, "throughput-vs-loss-%s-%gms.png" % (rate, rtt))
         fig.savefig(f, dpi=90)
         plt.close(fig)
         made.append(f)
@@ -268,18 +417,20 @@ def plots(outdir, agg, tcp):
         plt.close(fig)
         made.append(f)
     # 3. loopback: every tool, stock vs lfn vs TCP
-    lt = [t for t in TOOL_ORDER if ("loopback", t, "default", False, "stock") in agg or
-          ("loopback", t, "default", False, "lfn") in agg]
+    lb = sorted({k[0] for k in agg if not link_parts(k[0])[0]})
+    lb = lb[0] if lb else "loopback"
+    lt = [t for t in TOOL_ORDER if (lb, t, "default", False, "stock") in agg or
+          (lb, t, "default", False, "lfn") in agg]
     if lt:
         fig, ax = plt.subplots(figsize=(9, 3.5))
         width = 0.38
         for j, tree in enumerate(("stock", "lfn")):
-            ys = [(agg.get(("loopback", t, "default", False, tree)) or {}).get("mbs", 0) for t in lt]
+            ys = [(agg.get((lb, t, "default", False, tree)) or {}).get("mbs", 0) for t in lt]
             ax.bar([i + (j - 0.5) * width for i in range(len(lt))], ys, width, label=tree)
         ax.set_xticks(range(len(lt)))
         ax.set_xticklabels(lt, fontsize=8)
         ax.set_ylabel("MB/s")
-        ax.set_title("loopback (CPU-bound), default cipher; raw TCP up %s MB/s" % fmt(tcp.get(("loopback", "up"))))
+        ax.set_title("loopback (CPU-bound), default cipher; raw TCP up %s MB/s" % fmt(tcp.get((lb, "up", 1))))
         ax.legend(fontsize=8)
         ax.grid(axis="y", alpha=0.3)
         fig.tight_layout()
@@ -306,11 +457,22 @@ def write_all(outdir, rows, machine, plots_on=True, plots=None):
            "scp/sftp/rsync plus the ssh they spawn); server = everything the per-build sshd "
            "listener reaped for the connection (cutime+cstime delta of its /proc stat: "
            "sshd-session, sshd-auth, the post-auth child and the remote command — cat, "
-           "sftp-server, scp -t or rsync --server). Raw TCP = iperf3, one stream, same link "
-           "and direction. The machine is shared (2 cores, other builds running): "
+           "sftp-server, scp -t or rsync --server). Raw TCP = iperf3, one stream, same link, "
+           "congestion control (cc) and direction. A link is RATE/RTT ms[/random loss per wire "
+           "packet, both directions]. The machine is shared (2 cores, other builds running): "
            "expect noise.", ""]
     md += tl
     md += [""] + notes
+    ct = conns_table(agg, tcp)
+    if ct:
+        md += ["", "## one vs N connections, one vs N TCP streams", "",
+               "openssh-lfn, default cipher: x1 = the tool over one connection, xN = the same "
+               "transfer over N (`-X connections=N`, TOOL-xN); TCP×N = N iperf3 streams (-P N) "
+               "on the same link, cc and direction.", ""] + ct
+    tt = tcp_table(tcp, tcp_by_link(rows, "retransmits"))
+    if tt:
+        md += ["", "## raw TCP", "", "iperf3 -t, the sum over the streams; the sender's "
+               "retransmitted segments (median of the runs).", ""] + tt
     cn = ceiling_note(agg)
     if cn:
         md += ["", "## stock against its window ceiling (2 MiB / RTT)", ""] + cn
