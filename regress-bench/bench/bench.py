@@ -431,23 +431,27 @@ def client_cmd(env, tree, link, tool, cipher, comp, src, dst):
     if conns > 1:
         # one transfer over N connections (lfn's scp/sftp, patch 0260)
         opts = ["-X", "connections=%d" % conns] + opts
+    # scp/sftp write /dev/null, except in a run that compares connection
+    # counts: 0260 splits a file only into a regular file, so there every
+    # scp/sftp point (N = 1 too) writes one, removed after each run
+    out = file_dst(env) or "/dev/null"
     if tool == "ssh-up":
         argv = ["lfn_ssh", tdir] + loc + opts + ["lfnpeer", "cat > /dev/null"]
         stdin = src
     elif tool == "ssh-down":
         argv = ["lfn_ssh", tdir] + loc + opts + ["lfnpeer", "cat " + shlex.quote(src)]
     elif tool == "scp-up":
-        argv = ["lfn_scp", tdir] + loc + ["-q"] + opts + [src, "lfnpeer:/dev/null"]
+        argv = ["lfn_scp", tdir] + loc + ["-q"] + opts + [src, "lfnpeer:" + out]
     elif tool == "scp-O-up":
-        argv = ["lfn_scp", tdir] + loc + ["-q", "-O"] + opts + [src, "lfnpeer:/dev/null"]
+        argv = ["lfn_scp", tdir] + loc + ["-q", "-O"] + opts + [src, "lfnpeer:" + out]
     elif tool == "scp-down":
-        argv = ["lfn_scp", tdir] + loc + ["-q"] + opts + ["lfnpeer:" + src, "/dev/null"]
+        argv = ["lfn_scp", tdir] + loc + ["-q"] + opts + ["lfnpeer:" + src, out]
     elif tool == "sftp-put":
         argv = ["lfn_sftp", tdir] + loc + ["-q", "-b", "-"] + opts + ["lfnpeer"]
-        stdin = "put %s /dev/null\n" % src
+        stdin = "put %s %s\n" % (src, out)
     elif tool == "sftp-get":
         argv = ["lfn_sftp", tdir] + loc + ["-q", "-b", "-"] + opts + ["lfnpeer"]
-        stdin = "get %s /dev/null\n" % src
+        stdin = "get %s %s\n" % (src, out)
     elif tool == "rsync-up":
         ssh = [os.path.join(tdir, "ssh"), "-F", os.path.join(env.T, "ssh_config"),
                "-p", str(port), "-o", "HostKeyAlias=lfnpeer", "-o", "HostName=" + link.addr] + opts
@@ -460,6 +464,14 @@ def client_cmd(env, tree, link, tool, cipher, comp, src, dst):
         raise ValueError(tool)
     script = '. %s; T=%s; "$@"' % (shlex.quote(SSHENV), shlex.quote(env.T))
     return ["bash", "-c", script, "bench"] + argv, stdin
+
+
+def file_dst(env):
+    """The regular file scp/sftp points write when the run compares
+    connection counts (--connections or a TOOL-xN tool), else None."""
+    if getattr(env, "connections_run", False):
+        return os.path.join(env.tmp, "xfer-dst")
+    return None
 
 
 def run_once(env, tree, link, tool, cipher, comp, size, keep=()):
@@ -502,6 +514,11 @@ def run_once(env, tree, link, tool, cipher, comp, size, keep=()):
     errf.seek(0)
     err = errf.read().decode(errors="replace").strip()
     errf.close()
+    fd = file_dst(env)
+    if fd and os.path.exists(fd):
+        if p.returncode == 0 and size and os.path.getsize(fd) != size:
+            p.returncode = -100
+        os.unlink(fd)
     if tool == "rsync-up":
         ok = os.path.exists(os.path.join(dst, os.path.basename(src))) and \
             os.path.getsize(os.path.join(dst, os.path.basename(src))) == size
@@ -1072,6 +1089,7 @@ def main():
         os.symlink(ts, latest)
     args.data_dir = args.data_dir or os.path.join(benchroot, "data")
     env = Env(args, outdir)
+    env.connections_run = any(tool_conns(pt[1])[1] > 1 for pt in points)
     env.init()
     log("bench: %s profile, %d points x %d trees (%s), results in %s" %
         (prof_name, len(points), len(trees), ",".join(trees), outdir))

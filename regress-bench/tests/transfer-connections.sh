@@ -7,7 +7,8 @@
 # boundaries (16 MiB - 1, 16 MiB, 16 MiB + 1, 24 MiB + 1, an odd 40 MB),
 # empty and sparse files, many small files, -p (modes and times) and -r,
 # scp and sftp, upload and download, against openssh-lfn's and stock
-# 10.5p1's sshd; the number of logins is the number of connections used
+# 10.5p1's sshd; /dev/null as the target (not split: only a regular file
+# is); the number of logins is the number of connections used
 # (sshd's log); TransferConnections from ssh_config applies and -X
 # connections=1 overrides it; bad values are refused with a clear error;
 # extra connections that cannot log in are left out (said once) and the
@@ -44,6 +45,18 @@ for size in $((16 * mib - 1)) $((16 * mib)) $((16 * mib + 1)) $((24 * mib + 1)) 
 	lfn_scp "$LFN_TREE" "$p" -q -X connections=4 "lfnpeer:$T/src.$size" "$T/down" || fail "download failed"
 	cmp -s "$T/src.$size" "$T/down" || fail "download differs"
 	used "$n" "$l0"
+done
+
+tid "a target that is not a regular file (/dev/null) is not split, and not an error"
+for dir in up down; do
+	if [ $dir = up ]; then
+		lfn_scp "$LFN_TREE" "$p" -q -X connections=4 "$T/src.40000003" "lfnpeer:/dev/null" 2> "$T/err"
+	else
+		lfn_scp "$LFN_TREE" "$p" -q -X connections=4 "lfnpeer:$T/src.40000003" /dev/null 2> "$T/err"
+	fi || fail "$dir to /dev/null failed: $(cat "$T/err")"
+	# (upstream's own "remote fsetstat"/"local ftruncate" message for a
+	# device may come; no split, so none of ours)
+	grep -q 'connections' "$T/err" && fail "$dir to /dev/null: $(cat "$T/err")"
 done
 
 tid "sftp put/get -X connections=3, a sparse file and an empty one"
