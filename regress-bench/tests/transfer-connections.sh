@@ -30,10 +30,9 @@ mib=1048576
 mk() { head -c "$2" /dev/urandom > "$T/$1"; }
 
 for size in $((16 * mib - 1)) $((16 * mib)) $((16 * mib + 1)) $((24 * mib + 1)) 40000003; do
-	# logins: one below 16 MiB (not split); at the first file worth
-	# splitting all four connections start (the ranges: size / 8 MiB of
-	# them, at most four)
-	n=4; [ "$size" -lt $((16 * mib)) ] && n=1
+	# logins: -X makes the four connections at once (split or not; the
+	# ranges: size / 8 MiB of them, at most four)
+	n=4
 	tid "scp -X connections=4, $size bytes ($n connections)"
 	mk "src.$size" "$size"
 	rm -f "$T/up" "$T/down"
@@ -107,9 +106,14 @@ for d in tree.up tree.down; do
 	done
 done
 
-tid "TransferConnections in ssh_config; -X connections=1 overrides it"
+tid "TransferConnections in ssh_config (asked when a large file comes); -X connections=1 overrides it"
 cp "$T/ssh_config" "$T/ssh_config.orig"
 sed -i '1i TransferConnections 3' "$T/ssh_config"
+mk small $((16 * mib - 1))
+rm -f "$T/down"; l0=$(logins)
+lfn_scp "$LFN_TREE" "$p" -q "lfnpeer:$T/small" "$T/down" || fail "download failed"
+cmp -s "$T/small" "$T/down" || fail "download differs"
+used 1 "$l0"
 rm -f "$T/down"; l0=$(logins)
 lfn_scp "$LFN_TREE" "$p" -q "lfnpeer:$T/src.40000003" "$T/down" || fail "download failed"
 cmp -s "$T/src.40000003" "$T/down" || fail "download differs"
@@ -135,9 +139,11 @@ grep -q 'TransferConnections must be a number from 1 to 64' <<< "$out" || fail "
 
 tid "extra connections that cannot log in are left out, said once"
 # the first two connections through the proxy get through, later ones
-# are refused before they reach sshd
+# are refused before they reach sshd (TransferConnections: the extra
+# connections start after the session's own has logged in)
+sed -i '1i TransferConnections 4' "$T/ssh_config"
 rm -f "$T/count" "$T/down"; l0=$(logins)
-lfn_scp "$LFN_TREE" "$p" -X connections=4 \
+lfn_scp "$LFN_TREE" "$p" \
     -o "ProxyCommand=python3 $LFN_TOP/regress-bench/lib/counting-proxy.py $T/count 2 127.0.0.1 $p" \
     "lfnpeer:$T/src.40000003" "$T/down" > /dev/null 2> "$T/err" || fail "download failed: $(tail -n 3 "$T/err")"
 cmp -s "$T/src.40000003" "$T/down" || fail "download differs"
@@ -145,6 +151,7 @@ used 2 "$l0"
 [ "$(grep -c 'extra connections could not log in' "$T/err")" = 1 ] ||
 	fail "not said once: $(cat "$T/err")"
 grep -q '2 of 3 extra connections could not log in.*continuing with 2' "$T/err" || fail "wrong counts: $(grep extra "$T/err")"
+cp "$T/ssh_config.orig" "$T/ssh_config"
 
 if [ -x "$STOCK_TREE/sshd" ]; then
 	tid "stock 10.5p1 sshd as the server"
