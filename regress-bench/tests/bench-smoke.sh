@@ -10,7 +10,8 @@
 # over N connections (TOOL-xN, --connections: lfn only; the -X connections=N
 # path runs through a wrapper that drops the option, so it works before and
 # after patch 0260; the real tree fails such a point with a clear message
-# until 0260 is there).  The emulated-link part needs root and a TUN.
+# until 0260 is there).  machine.json must tell the builds apart by ssh -V
+# (0901).  The emulated-link part needs root and a TUN.
 . "$(dirname "$0")/../lib/sshenv.sh"
 trap lfn_cleanup EXIT
 lfn_env_init bench-smoke

@@ -173,6 +173,8 @@ pw=$(lfn_free_port); lfn_sshd_start "$LFN_TREE" "$pw" "$NB" < /dev/null
 wan_log=$SSHD_LOG
 size=$((48 * mib))
 mk big $size
+# (TransferConnections rather than -X: the extra connections then log in
+# after the session's own, so the oldest sftp-server is the session's)
 # kill_sftp_server -n|-o N FILE: once sshd started N sftp sessions and FILE
 # holds 4 MiB, kill the newest (-n: an extra connection's, they log in
 # after the session's own) or oldest (-o: the session's own) sftp-server
@@ -194,10 +196,10 @@ for c in "-n download" "-n upload" "-o download"; do
 	rm -f "$T/down" "$T/up"
 	s0=$(grep -c "subsystem 'sftp'" "$wan_log")
 	if [ $dir = download ]; then
-		lfn_scp "$LFN_TREE" -n "$NA" -h "$ADDR" "$pw" -q -X connections=3 "lfnpeer:$T/big" "$T/down" 2> "$T/err" &
+		lfn_scp "$LFN_TREE" -n "$NA" -h "$ADDR" "$pw" -q -o TransferConnections=3 "lfnpeer:$T/big" "$T/down" 2> "$T/err" &
 		dst="$T/down"
 	else
-		lfn_scp "$LFN_TREE" -n "$NA" -h "$ADDR" "$pw" -q -X connections=3 "$T/big" "lfnpeer:$T/up" 2> "$T/err" &
+		lfn_scp "$LFN_TREE" -n "$NA" -h "$ADDR" "$pw" -q -o TransferConnections=3 "$T/big" "lfnpeer:$T/up" 2> "$T/err" &
 		dst="$T/up"
 	fi
 	cpid=$!
