@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # transfer-connections: scp and sftp carry one transfer over several SSH
 # connections (0260: `-X connections=N`, ssh_config TransferConnections).
-# A file of at least 16 MiB is split into ranges of at least 8 MiB, one per
-# connection, written at their offsets; smaller files use one connection.
+# A file of at least 16 MiB is split into 1 MiB chunks that the connections
+# (at most one per 8 MiB) take as they go, written at their offsets; the
+# chunk that ends the file comes last; smaller files use one connection.
 # Checked: the copies are byte-identical to the source around the split
 # boundaries (16 MiB - 1, 16 MiB, 16 MiB + 1, 24 MiB + 1, an odd 40 MB),
 # empty and sparse files, many small files, -p (modes and times) and -r,
@@ -12,7 +13,9 @@
 # (sshd's log); TransferConnections from ssh_config applies and -X
 # connections=1 overrides it; bad values are refused with a clear error;
 # extra connections that cannot log in are left out (said once) and the
-# copy still completes; a connection lost mid-transfer (its sftp-server
+# copy still completes; a connection that is much slower than the others
+# (relayed at 512 KB/s by a ProxyCommand) carries far less than an equal
+# share; a connection lost mid-transfer (its sftp-server
 # killed, on an emulated 100 Mbit/s link) fails the copy with a nonzero
 # exit and leaves the file cut at its first gap, never full length.
 . "$(dirname "$0")/../lib/sshenv.sh"
@@ -124,6 +127,32 @@ cmp -s "$T/src.40000003" "$T/down" || fail "download differs"
 used 1 "$l0"
 "$LFN_TREE/ssh" -G -F "$T/ssh_config" lfnpeer | grep -qx 'transferconnections 3' || fail "ssh -G does not print it"
 cp "$T/ssh_config.orig" "$T/ssh_config"
+
+tid "a slow connection takes fewer chunks: the others take the rest"
+# connection 2 (an extra one: TransferConnections makes them after the
+# session's own) is relayed at 512 KB/s, the others at loopback speed;
+# cut into four equal ranges, it would carry 10 MB of the 40 MB
+for dir in down up; do
+	rm -f "$T/count"* "$T/down"; l0=$(logins)
+	proxy="ProxyCommand=python3 $LFN_TOP/regress-bench/lib/counting-proxy.py $T/count 4 127.0.0.1 $p 2 524288"
+	if [ $dir = down ]; then
+		lfn_scp "$LFN_TREE" "$p" -q -o TransferConnections=4 -o "$proxy" \
+		    "lfnpeer:$T/src.40000003" "$T/down" 2> "$T/err"
+	else
+		lfn_scp "$LFN_TREE" "$p" -q -o TransferConnections=4 -o "$proxy" \
+		    "$T/src.40000003" "lfnpeer:$T/down" 2> "$T/err"
+	fi || fail "$dir with a slow connection failed: $(tail -n 3 "$T/err")"
+	cmp -s "$T/src.40000003" "$T/down" || fail "$dir with a slow connection differs"
+	used 4 "$l0"
+	# each proxy says what it relayed when its connection ends
+	for _ in $(seq 1 100); do
+		[ -f "$T/count.1" ] && [ -f "$T/count.2" ] && [ -f "$T/count.3" ] && [ -f "$T/count.4" ] && break
+		sleep 0.1
+	done
+	slow=$(cat "$T/count.2" 2> /dev/null) || fail "$dir: the slow connection's proxy said nothing"
+	trace "$dir: bytes relayed per connection: $(cat "$T/count.1" "$T/count.2" "$T/count.3" "$T/count.4" | tr '\n' ' ')"
+	[ "$slow" -lt $((6 * mib)) ] || fail "$dir: the slow connection carried $slow bytes (an equal share is 10 MB)"
+done
 
 tid "bad values are refused"
 for v in 0 65 x 3x; do
