@@ -733,6 +733,21 @@ def render(rows, machine, args, links, senders, policies):
     runs = [r for r in rows if r["kind"] == "run" and r.get("valid")]
     setups = {(r["link"], r["sender"], r["policy"]): r["seconds"] for r in rows if r["kind"] == "setup"}
     L = []
+
+    def table(L, cols, cells):
+        """one row per link x sender, the columns COLS per policy; CELLS(runs
+        of that point, (link, sender, policy)) gives their cells"""
+        L.append("| link | sender -> receiver |" +
+                 "".join(" %s %s |" % (p, c) for p in policies for c in cols))
+        L.append("|---|---|" + "---:|" * (len(cols) * len(policies)))
+        for l in links:
+            for s in senders:
+                line = "| %s | %s |" % (l.spec, machine["senders"].get(s, s))
+                for p in policies:
+                    rr = [r for r in runs if r["link"] == l.spec and r["sender"] == s and r["policy"] == p]
+                    line += "".join(" %s |" % c for c in cells(rr, (l.spec, s, p)))
+                L.append(line)
+
     L.append("# Foreign senders into an openssh-lfn receiver (issue 21)\n")
     L.append("%s per transfer, %d run(s) per point; `ssh HOST \"cat > /dev/null\" < file` (upload, ->) "
              "or `ssh HOST \"cat file\" > /dev/null` (download, <-).  Receiver window policies: "
@@ -746,29 +761,18 @@ def render(rows, machine, args, links, senders, policies):
              "processes of the connection), setup included.  win = the largest receive window the "
              "receiver logged (`receive window A -> B`, `final receive window`), median over the runs; "
              "`2M (fixed)` = it never grew.\n")
-    hdr = "| link | sender -> receiver |"
-    sep = "|---|---|"
-    for p in policies:
-        hdr += " %s MB/s | %s CPU s/GB | %s win |" % (p, p, p)
-        sep += "---:|---:|---:|"
-    L.append(hdr)
-    L.append(sep)
-    for l in links:
-        for s in senders:
-            line = "| %s | %s |" % (l.spec, machine["senders"].get(s, s))
-            for p in policies:
-                rr = [r for r in runs if r["link"] == l.spec and r["sender"] == s and r["policy"] == p]
-                mbs = [r["mbs"] for r in rr if r["mbs"] is not None]
-                cpu = [r["cpu_sender_s_per_gb"] for r in rr]
-                wins = [r["max_window"] or 2 * MIB for r in rr]
-                if not rr:
-                    line += " – | – | – |"
-                    continue
-                rng = " (%s–%s)" % (fmt(min(mbs)), fmt(max(mbs))) if len(mbs) > 1 else ""
-                grew = any(r["max_window"] for r in rr)
-                line += " %s%s | %.2f | %s |" % (fmt(median(mbs)), rng, median(cpu),
-                                                 fmt_win(median(wins)) if grew else fmt_win(None))
-            L.append(line)
+    def cells(rr, key):
+        mbs = [r["mbs"] for r in rr if r["mbs"] is not None]
+        cpu = [r["cpu_sender_s_per_gb"] for r in rr]
+        wins = [r["max_window"] or 2 * MIB for r in rr]
+        if not rr:
+            return ["–", "–", "–"]
+        rng = " (%s–%s)" % (fmt(min(mbs)), fmt(max(mbs))) if len(mbs) > 1 else ""
+        grew = any(r["max_window"] for r in rr)
+        return [fmt(median(mbs)) + rng, "%.2f" % median(cpu),
+                fmt_win(median(wins)) if grew else fmt_win(None)]
+
+    table(L, ["MB/s", "CPU s/GB", "win"], cells)
     L.append("")
     L.append("Ceilings per link: the link's rate, and one window per round trip "
              "(2 MiB / RTT, 16 MiB / RTT; towards a sender that is not openssh-lfn the "
@@ -781,24 +785,13 @@ def render(rows, machine, args, links, senders, policies):
     L.append("## Wall clock and setup\n")
     L.append("Wall-clock MB/s (setup included, median), setup seconds (median `ssh HOST true`), "
              "and the receiver's CPU s/GB (median) for the same runs.\n")
-    hdr = "| link | sender -> receiver |"
-    sep = "|---|---|"
-    for p in policies:
-        hdr += " %s wall MB/s | %s setup s | %s recv CPU s/GB |" % (p, p, p)
-        sep += "---:|---:|---:|"
-    L.append(hdr)
-    L.append(sep)
-    for l in links:
-        for s in senders:
-            line = "| %s | %s |" % (l.spec, machine["senders"].get(s, s))
-            for p in policies:
-                rr = [r for r in runs if r["link"] == l.spec and r["sender"] == s and r["policy"] == p]
-                st = setups.get((l.spec, s, p))
-                line += " %s | %s | %s |" % (
-                    fmt(median([r["mbs_wall"] for r in rr])) if rr else "–",
-                    "%.2f" % st if st is not None else "–",
-                    "%.2f" % median([r["cpu_receiver_s_per_gb"] for r in rr]) if rr else "–")
-            L.append(line)
+    def wall_cells(rr, key):
+        st = setups.get(key)
+        return [fmt(median([r["mbs_wall"] for r in rr])) if rr else "–",
+                "%.2f" % st if st is not None else "–",
+                "%.2f" % median([r["cpu_receiver_s_per_gb"] for r in rr]) if rr else "–"]
+
+    table(L, ["wall MB/s", "setup s", "recv CPU s/GB"], wall_cells)
     L.append("")
     L.append("## Machine\n")
     for k in ("Model name", "nproc", "kernel", "loadavg_start", "loadavg_end", "wall_seconds"):
