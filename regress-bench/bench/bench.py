@@ -824,6 +824,21 @@ def build_points(args, prof):
     return pts
 
 
+def results_log(path):
+    """(rows, emit, file): emit(row) stamps row with the time, keeps it in
+    rows and appends it to the JSON-lines file PATH at once (a run cut
+    short keeps what it measured); the caller closes file."""
+    f = open(path, "a")
+    rows = []
+
+    def emit(row):
+        row["time"] = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+        rows.append(row)
+        f.write(json.dumps(row, sort_keys=True) + "\n")
+        f.flush()
+    return rows, emit, f
+
+
 def median(v):
     return statistics.median(v) if v else None
 
@@ -1107,14 +1122,7 @@ def main():
             "measured with the host's %s" % read_cc())
 
     res_path = os.path.join(outdir, "results.jsonl")
-    resf = open(res_path, "a")
-    rows = []
-
-    def emit(row):
-        row["time"] = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
-        rows.append(row)
-        resf.write(json.dumps(row, sort_keys=True) + "\n")
-        resf.flush()
+    rows, emit, resf = results_log(res_path)
 
     machine = machine_info(env, args.link_objs)
     machine["profile"] = prof_name

@@ -39,7 +39,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from bench import (Env, Link, MIB, TOP, die, fmt_dur, link_info, log,      # noqa: E402
+from bench import (Env, Link, MIB, TOP, die, fmt_dur, link_info, log, results_log,      # noqa: E402
                    machine_info, median, parse_rate, parse_size, sshd_child_cpu,
                    sshd_children, wanemu_down, wanemu_up)
 
@@ -513,14 +513,7 @@ def main():
         (len(points), ",".join(l.spec for l in links), ",".join(senders), ",".join(policies),
          args.runs, bench_size(args.size), fmt_dur(est), outdir))
 
-    resf = open(os.path.join(outdir, "results.jsonl"), "a")
-    rows = []
-
-    def emit(row):
-        row["time"] = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
-        rows.append(row)
-        resf.write(json.dumps(row, sort_keys=True) + "\n")
-        resf.flush()
+    rows, emit, resf = results_log(os.path.join(outdir, "results.jsonl"))
 
     machine = machine_info(env, links)
     machine["argv"] = sys.argv[1:]
