@@ -640,6 +640,13 @@ def wanemu_down(env, link):
 # --------------------------------------------------------------------------
 # congestion control, per link: --cc sets it in both namespaces
 
+def link_down(env, link, machine):
+    """Take LINK down; its emulator's statistics go into machine["links"]."""
+    st = wanemu_down(env, link)
+    if st is not None:
+        machine["links"][link.spec]["wanemu_stats"] = st
+
+
 def read_cc(ns=None):
     pre = ["ip", "netns", "exec", ns] if ns else []
     return sh(pre + ["cat", "/proc/sys/net/ipv4/tcp_congestion_control"]).strip()
@@ -1178,9 +1185,7 @@ def main():
             finally:
                 env.stop_sshds()
                 if not link.loopback:
-                    st = wanemu_down(env, link)
-                    if st is not None:
-                        machine["links"][link.spec]["wanemu_stats"] = st
+                    link_down(env, link, machine)
     finally:
         cleanup()
         resf.close()

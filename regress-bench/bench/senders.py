@@ -39,7 +39,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from bench import (Env, Link, MIB, TOP, die, fmt_dur, link_info, log, results_log,      # noqa: E402
+from bench import (Env, Link, MIB, TOP, die, fmt_dur, link_down, link_info, log, results_log,      # noqa: E402
                    machine_info, median, parse_rate, parse_size, sshd_child_cpu,
                    sshd_children, wanemu_down, wanemu_up)
 
@@ -559,9 +559,7 @@ def main():
             finally:
                 m.stop_client()
                 m.stop_sshds()
-                st = wanemu_down(env, link)
-                if st is not None:
-                    machine["links"][link.spec]["wanemu_stats"] = st
+                link_down(env, link, machine)
     finally:
         cleanup()
         resf.close()
