@@ -75,10 +75,20 @@ outer() {
 
 tid "-R forward: both directions grow"
 # sshd listens on 127.0.0.1:rport inside the server's namespace; each
-# connection comes back to the outer client, which connects to the sshd
-# across the link.  The inner ssh runs in the server's namespace.
-rport=$(( port + 1 ))
-outer "remote forward success" -R "127.0.0.1:$rport:$ADDR:$port"
+# connection comes back to the outer client, which connects to a second
+# sshd on 127.0.0.1:aport in the client's namespace.  The inner ssh runs in
+# the server's namespace, so its data crosses the link once, on the -R
+# channel, as with -D and -W.  (Sending the inner connection back across the
+# link to the first sshd made the -R channel wait on the inner session's
+# own window growth over twice the round trip: CI once saw no growth.)
+rport=$(( port + 1 )) aport=$(( port + 3 ))
+nb_log=$SSHD_LOG
+lfn_sshd_start "$LFN_TREE" "$aport" "$NA" <<EOF2
+Match Address 127.0.0.1
+	HPNDisabled yes
+EOF2
+SSHD_LOG=$nb_log
+outer "remote forward success" -R "127.0.0.1:$rport:127.0.0.1:$aport"
 inner_r() { lfn_ssh "$LFN_TREE" -n "$NB" -h 127.0.0.1 "$rport" "$@"; }
 # download = inner client receives: the -R channel carries it sshd-wards
 both "-R" server client inner_r
