@@ -15,7 +15,8 @@
 # extra connections that cannot log in are left out (said once) and the
 # copy still completes; a connection that is much slower than the others
 # (relayed at 512 KB/s by a ProxyCommand) carries far less than an equal
-# share; a connection lost mid-transfer (its sftp-server
+# share; scp returns only once its extra connections have ended; a
+# connection lost mid-transfer (its sftp-server
 # killed, on an emulated 100 Mbit/s link) fails the copy with a nonzero
 # exit and leaves the file cut at its first gap, never full length.
 . "$(dirname "$0")/../lib/sshenv.sh"
@@ -200,6 +201,7 @@ fi
 lfn_wan_link tc$$ 20 100mbit
 pw=$(lfn_free_port); lfn_sshd_start "$LFN_TREE" "$pw" "$NB" < /dev/null
 wan_log=$SSHD_LOG
+wan_sshd=$SSHD_PID
 size=$((48 * mib))
 mk big $size
 # (TransferConnections rather than -X: the extra connections then log in
@@ -215,9 +217,37 @@ kill_sftp_server() {
 			[ -f "$3" ] && [ "$(du -k "$3" | cut -f1)" -ge 4096 ] && break
 		sleep 0.05
 	done
-	pid=$(pgrep "$1" -f "^$LFN_TREE/sftp-server") || { echo "no sftp-server to kill"; return 1; }
+	pid=$(ours_sftp_servers | if [ "$1" = -n ]; then tail -n 1; else head -n 1; fi)
+	[ -n "$pid" ] || { echo "no sftp-server to kill"; return 1; }
 	kill "$pid"
 }
+# ours_sftp_servers: the sftp-servers under this sshd (listener, session,
+# user session, sftp-server), oldest first: not one another test left
+ours_sftp_servers() {
+	local s u pids=()
+	for s in $(pgrep -P "$wan_sshd"); do
+		for u in $(pgrep -P "$s"); do
+			pids+=($(pgrep -P "$u" -f "^$LFN_TREE/sftp-server"))
+		done
+	done
+	[ ${#pids[@]} -gt 0 ] && ps -o pid= --sort=start_time -p "$(IFS=,; echo "${pids[*]}")"
+}
+tid "scp returns once its extra connections have ended"
+# (each extra connection closes like the session's own: over the link,
+# a round trip; before, scp left their ssh behind to finish alone)
+mk mid $((24 * mib + 1))
+for dir in download upload; do
+	if [ $dir = download ]; then
+		lfn_scp "$LFN_TREE" -n "$NA" -h "$ADDR" "$pw" -q -X connections=3 "lfnpeer:$T/mid" "$T/down"
+	else
+		lfn_scp "$LFN_TREE" -n "$NA" -h "$ADDR" "$pw" -q -X connections=3 "$T/mid" "lfnpeer:$T/up"
+	fi || fail "$dir failed"
+	left=$(pgrep -f -- "-p$pw -s -- lfnpeer sftp" | wc -l)
+	[ "$left" = 0 ] || fail "$dir: $left extra connections' ssh still running after scp returned"
+done
+cmp -s "$T/mid" "$T/down" || fail "download differs"
+cmp -s "$T/mid" "$T/up" || fail "upload differs"
+
 for c in "-n download" "-n upload" "-o download"; do
 	set -- $c; which=$1 dir=$2
 	whose="a connection"; [ "$which" = -o ] && whose="the session's own connection"
@@ -235,7 +265,7 @@ for c in "-n download" "-n upload" "-o download"; do
 	kill_sftp_server "$which" $((s0 + 3)) "$dst" || fail "could not kill an sftp-server"
 	wait "$cpid" && fail "scp exited 0 after losing a connection"
 	# the workers stop when the session goes (give them a moment)
-	for _ in $(seq 1 50); do pgrep -f "^$LFN_TREE/sftp-server" > /dev/null || break; sleep 0.1; done
+	for _ in $(seq 1 50); do [ -z "$(ours_sftp_servers)" ] && break; sleep 0.1; done
 	[ -f "$dst" ] || fail "no file left at all"
 	got=$(stat -c %s "$dst")
 	[ "$got" -lt "$size" ] || fail "the file looks complete ($got bytes) after a failed copy"
