@@ -237,6 +237,11 @@ class Env:
         self.files = {}
         self.chunk = None
         self.none_ok = {}
+        # the size each one-connection tool's runs used, per link, cc,
+        # cipher, compression and tree: its TOOL-xN runs use the same, so
+        # that xN/x1 compares like with like (the fixed costs of a run weigh
+        # more in a smaller transfer)
+        self.x1_size = {}
         self.cleanup_links = []
         self.sshd_log_pos = {}
 
@@ -1339,6 +1344,12 @@ def run_point(env, args, prog, link, cc, lname, tool, cipher, comp, trees, tcp, 
             fits[t] = fit_cost(pts)
             if not args.size:
                 size[t] = plan_size(fits[t], st, args, env.cached_sizes())
+    x1_key = lambda t: (lname, cc, tool_conns(tool)[0], cipher, comp, t)
+    inherited = set()
+    for t in active:
+        if conns > 1 and not args.size and x1_key(t) in env.x1_size:
+            size[t] = env.x1_size[x1_key(t)]
+            inherited.add(t)
     runs = {t: [] for t in active}
     redo = {t: 0 for t in active}
     i = 0
@@ -1356,7 +1367,7 @@ def run_point(env, args, prog, link, cc, lname, tool, cipher, comp, trees, tcp, 
                 active.remove(t)
                 prog.done += 1
                 continue
-            if not args.size and r["wall"] < args.min_time and redo[t] < 2 and \
+            if not args.size and t not in inherited and r["wall"] < args.min_time and redo[t] < 2 and \
                     size[t] < args.max_size:
                 # too short: discard and grow the size (at most twice)
                 emit(dict(row, valid=False, note="shorter than --min-time, size grown"))
@@ -1371,6 +1382,8 @@ def run_point(env, args, prog, link, cc, lname, tool, cipher, comp, trees, tcp, 
             runs[t].append(r)
             if len(runs[t]) == args.runs:
                 prog.done += 1
+                if conns == 1:
+                    env.x1_size[x1_key(t)] = size[t]
         i += 1
 
 

@@ -467,7 +467,8 @@ def write_all(outdir, rows, machine, plots_on=True, plots=None):
     if ct:
         md += ["", "## one vs N connections, one vs N TCP streams", "",
                "openssh-lfn, default cipher: x1 = the tool over one connection, xN = the same "
-               "transfer over N (`-X connections=N`, TOOL-xN); TCP×N = N iperf3 streams (-P N) "
+               "transfer over N (`-X connections=N`, TOOL-xN), of the same size as x1's runs "
+               "(since 2026-11-25); TCP×N = N iperf3 streams (-P N) "
                "on the same link, cc and direction.", ""] + ct
     tt = tcp_table(tcp, tcp_by_link(rows, "retransmits"))
     if tt:
