@@ -588,17 +588,19 @@ def tcp_ceiling(env, link, direction, seconds, streams=1):
         reap(srv)
 
 
-def tcp_same_bytes(env, link, direction, path):
-    """Raw TCP moving the file itself (tcpbytes.py), for --tcp-bytes."""
+def tcp_same_bytes(env, link, direction, path, streams=1):
+    """Raw TCP moving the file itself over STREAMS connections (tcpbytes.py),
+    for --tcp-bytes."""
     port = 5202 if not link.loopback else int(env.bash("lfn_free_port").strip())
     pre_a, pre_b = netns_prefixes(link)
     helper = os.path.join(os.path.dirname(os.path.abspath(__file__)), "tcpbytes.py")
-    srv = subprocess.Popen(pre_b + [sys.executable, helper, "serve", str(port), direction, path],
+    srv = subprocess.Popen(pre_b + [sys.executable, helper, "serve", str(port), direction, path, str(streams)],
                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     try:
         if srv.stdout.readline().strip() != "ready":
             return None
-        r = subprocess.run(pre_a + [sys.executable, helper, "client", link.addr, str(port), direction, path],
+        r = subprocess.run(pre_a + [sys.executable, helper, "client", link.addr, str(port), direction, path,
+                                   str(streams)],
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=600)
         if r.returncode != 0:
             return None
@@ -969,7 +971,8 @@ def main():
     ap.add_argument("--max-size", type=parse_size, default=parse_size("8G"), help="cap on the size (8G)")
     ap.add_argument("--tcp-seconds", type=int, default=5, help="iperf3 -t per run (5)")
     ap.add_argument("--tcp-bytes", action="store_true",
-                    help="with --size: raw TCP moves the same file (tcpbytes.py) instead of iperf3 -t")
+                    help="with --size: raw TCP moves the same file (tcpbytes.py; N streams take 1 MiB "
+                         "chunks of it from a shared counter) instead of iperf3 -t")
     ap.add_argument("--tcp-runs", type=int, default=1, help="iperf3 runs per link and direction (1)")
     ap.add_argument("--no-tcp", action="store_true", help="skip the raw TCP ceiling")
     ap.add_argument("--tcp-buffers", default="raised",
@@ -1221,10 +1224,11 @@ def measure_tcp(env, args, prog, link, cc, lname, emit, missing):
         return tcp
     for d in ("up", "down"):
         for n in args.tcp_streams:
-            if args.tcp_bytes and n == 1:
+            if args.tcp_bytes:
                 path = env.datafile(args.size)
-                tname, what = "tcpbytes", "the same %s bytes" % args.size
-                measure = lambda: tcp_same_bytes(env, link, d, path)
+                tname = "tcpbytes" if n == 1 else "tcpbytes-P%d" % n
+                what = "the same %s bytes%s" % (args.size, "" if n == 1 else ", %d streams sharing 1 MiB chunks" % n)
+                measure = lambda: tcp_same_bytes(env, link, d, path, n)
             else:
                 tname = "iperf3" if n == 1 else "iperf3-P%d" % n
                 what = "iperf3 -t %d, %s" % (args.tcp_seconds, "one stream" if n == 1 else "%d streams" % n)

@@ -161,7 +161,7 @@ def table(agg, tcp):
             t = tcp[(link, direction, conns)]
             tname = "%s ×%d" % (fmt(t), conns)
             notes.add("×N: a TOOL-xN row (one transfer over N connections, lfn only) is compared "
-                      "with N raw TCP streams (iperf3 -P N).")
+                      "with N raw TCP streams (the raw TCP reference with N streams).")
         wc = window_ceiling(link)
         lines.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
             split_label(link)[0], split_label(link)[1] or "–", tool, cname, cell(s), cell(l),
@@ -448,6 +448,12 @@ def write_all(outdir, rows, machine, plots_on=True, plots=None):
     tcp = tcp_by_link(rows)
     tl, notes = table(agg, tcp)
     made = globals()["plots"](outdir, agg, tcp) if plots_on else []
+    # which raw TCP reference the rows hold: iperf3 -t, or tcpbytes.py
+    # moving the same file (--tcp-bytes)
+    same_bytes = any(r.get("kind") == "tcp" and str(r.get("tool", "")).startswith("tcpbytes")
+                     for r in rows)
+    tcp_what = ("tcpbytes.py moving the same file (--tcp-bytes; N streams take 1 MiB chunks "
+                "from a shared counter)" if same_bytes else "iperf3 -t")
     md = ["# openssh-lfn bench: %s profile" % machine.get("profile", "?"), ""]
     md += ["MB/s = 10^6 bytes/s of payload, median of the measured runs (min–max), computed "
            "net of connection setup: size / (wall time − setup), where setup is the median "
@@ -457,7 +463,7 @@ def write_all(outdir, rows, machine, plots_on=True, plots=None):
            "scp/sftp/rsync plus the ssh they spawn); server = everything the per-build sshd "
            "listener reaped for the connection (cutime+cstime delta of its /proc stat: "
            "sshd-session, sshd-auth, the post-auth child and the remote command — cat, "
-           "sftp-server, scp -t or rsync --server). Raw TCP = iperf3, one stream, same link, "
+           "sftp-server, scp -t or rsync --server). Raw TCP = " + tcp_what + ", one stream, same link, "
            "congestion control (cc) and direction. A link is RATE/RTT ms[/random loss per wire "
            "packet, both directions]. The machine is shared (2 cores, other builds running): "
            "expect noise.", ""]
@@ -468,11 +474,11 @@ def write_all(outdir, rows, machine, plots_on=True, plots=None):
         md += ["", "## one vs N connections, one vs N TCP streams", "",
                "openssh-lfn, default cipher: x1 = the tool over one connection, xN = the same "
                "transfer over N (`-X connections=N`, TOOL-xN), of the same size as x1's runs "
-               "(since 2026-11-25); TCP×N = N iperf3 streams (-P N) "
+               "(since 2026-11-25); TCP×N = N streams of " + tcp_what + " "
                "on the same link, cc and direction.", ""] + ct
     tt = tcp_table(tcp, tcp_by_link(rows, "retransmits"))
     if tt:
-        md += ["", "## raw TCP", "", "iperf3 -t, the sum over the streams; the sender's "
+        md += ["", "## raw TCP", "", tcp_what + ", the sum over the streams; the sender's "
                "retransmitted segments (median of the runs).", ""] + tt
     cn = ceiling_note(agg)
     if cn:

@@ -59,6 +59,23 @@ grep -q "^12 points x 2 trees" "$T/dry.out" || fail "not 12 points: $(tail -1 "$
 "$run" --links loopback --tools sftp-get-xN --ciphers default --no-compression --dry-run > "$T/dry.out" 2>&1
 grep -q "^loopback  *sftp-get-x4 " "$T/dry.out" || fail "sftp-get-xN is not -x4 by default: $(cat "$T/dry.out")"
 
+tid "bench: tcpbytes.py (--tcp-bytes) moves the whole file over 1 and 3 streams"
+head -c 5000001 /dev/urandom > "$T/tb.data"
+tb="$LFN_TOP/regress-bench/bench/tcpbytes.py"
+for d in up down; do
+	for n in 1 3; do
+		p=$(lfn_free_port)
+		python3 "$tb" serve "$p" "$d" "$T/tb.data" "$n" > "$T/tb.srv" &
+		sp=$!
+		for i in $(seq 50); do grep -q ready "$T/tb.srv" && break; sleep 0.1; done
+		python3 "$tb" client 127.0.0.1 "$p" "$d" "$T/tb.data" "$n" > "$T/tb.out" ||
+			fail "tcpbytes $d $n streams failed: $(cat "$T/tb.out")"
+		wait "$sp"
+		python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); sys.exit(not (r["bytes"] == 5000001 and r["streams"] == int(sys.argv[2]) and r["mbs"] > 0))' \
+			"$T/tb.out" "$n" || fail "tcpbytes $d $n streams: $(cat "$T/tb.out")"
+	done
+done
+
 tid "bench: tiny loopback run"
 "$run" --links loopback --tools ssh-up,scp-down,scp-up-x2 --ciphers default --no-compression \
 	--size 4M --runs 1 --no-warmup --tcp-seconds 1 --out "$out" --data-dir "$T/data" \
