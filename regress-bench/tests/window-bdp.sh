@@ -7,7 +7,7 @@
 # largest window the receiver grants must be
 #   - at most H x the BDP it measured and logged ("receive window A -> W
 #     (rtt R ms, X MB/s, min rtt M ms, bdp B, headroom H)"; B = the
-#     channel's delivery rate x the kernel's tcpi_min_rtt; H is 2, or 4
+#     channel's delivery rate x the kernel's tcpi_min_rtt; H is 2, or 6
 #     while packets arrive out of order (0232: window-loss.sh), and
 #   - at most H x the link's nominal BDP (+10 % for measurement
 #     noise; the measurement must describe the real path), and
@@ -34,7 +34,7 @@ check() {
 	b=$(echo "$line" | sed -n 's/.* bdp \([0-9]*\).*/\1/p')
 	# the bound the receiver used (0232 logs it; before: always 2)
 	HEADROOM=$(echo "$line" | sed -n 's/.* headroom \([0-9]*\).*/\1/p')
-	case ${HEADROOM:=2} in 2|4) ;; *) fail "$label: headroom $HEADROOM";; esac
+	case ${HEADROOM:=2} in 2|6) ;; *) fail "$label: headroom $HEADROOM";; esac
 	verbose "$label: largest window ${w:-none}, measured BDP ${b:-none} (link BDP $bdp)"
 	grep -o 'receive window [0-9]* -> [0-9]* .*' "$log" | tr -d '\r' |
 	    sed 's/^/    /'
