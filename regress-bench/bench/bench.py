@@ -176,6 +176,26 @@ def fmt_loss(loss):
     return "%se%d" % (m.rstrip("0").rstrip("."), int(e))
 
 
+def descendants(pids):
+    """The PIDs of all processes below PIDS (from /proc)."""
+    kids = {}
+    for n in os.listdir("/proc"):
+        if not n.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % n) as f:
+                stat = f.read()
+        except OSError:
+            continue
+        ppid = int(stat.rsplit(")", 1)[1].split()[1])
+        kids.setdefault(ppid, []).append(int(n))
+    out, todo = [], list(pids)
+    while todo:
+        for k in kids.get(todo.pop(), []):
+            out.append(k)
+            todo.append(k)
+    return out
+
 class Link:
     def __init__(self, spec):
         self.spec = spec
@@ -304,7 +324,10 @@ class Env:
         return sorted(set(re.findall(r"TCP: congestion control ([A-Za-z0-9_]+)", text)))
 
     def stop_sshds(self):
-        for t, (pid, _, _) in self.sshd.items():
+        # their sessions too: one whose client went with the link (the
+        # namespaces are deleted) would wait on its socket forever
+        below = descendants([pid for pid, _, _ in self.sshd.values()])
+        for pid in [pid for pid, _, _ in self.sshd.values()] + below:
             try:
                 os.kill(pid, signal.SIGTERM)
             except ProcessLookupError:

@@ -194,11 +194,34 @@ lfn_paramiko_python() {
 }
 
 # lfn_cleanup: stop every process lfn_* started (by PID only).
+# Their descendants go too: a sshd listener leaves its sessions running
+# when it ends, and a session whose client went away with the link
+# (lfn_wan_cleanup deletes the namespaces) would wait on its socket forever.
 lfn_cleanup() {
-	local p
-	for p in "${LFN_PIDS[@]}"; do kill "$p" 2>/dev/null; done
+	local p below
+	below=$(lfn_descendants "${LFN_PIDS[@]}")
+	for p in "${LFN_PIDS[@]}" $below; do kill "$p" 2>/dev/null; done
 	for p in "${LFN_PIDS[@]}"; do wait "$p" 2>/dev/null; done
 	LFN_PIDS=()
+}
+
+# lfn_descendants PID...: the PIDs of all processes below PID... (/proc)
+lfn_descendants() {
+	local f line pid rest
+	local -A kids=()
+	local -a todo=("$@")
+	[ $# -gt 0 ] || return 0
+	for f in /proc/[0-9]*/stat; do
+		read -r line < "$f" 2>/dev/null || continue
+		pid=${line%% *}
+		rest=${line##*) }		# after "pid (comm) ": state ppid ...
+		set -- $rest
+		kids[$2]+=" $pid"
+	done
+	while [ ${#todo[@]} -gt 0 ]; do
+		pid=${todo[0]}; todo=("${todo[@]:1}")
+		for f in ${kids[$pid]:-}; do echo "$f"; todo+=("$f"); done
+	done
 }
 
 # Test reporting in upstream regress style: tid / trace / fail / verbose.
