@@ -74,7 +74,7 @@ CFG
 # lfn_sshd_start TREE PORT [NETNS]: start TREE's sshd, wait until it listens.
 # Extra sshd_config lines are read from stdin.  Sets SSHD_PID, SSHD_LOG.
 lfn_sshd_start() {
-	local tree=$1 port=$2 ns=${3:-} tag cfg i
+	local tree=$1 port=$2 ns=${3:-} tag cfg
 	tag=$(basename "$tree")-$port
 	cfg="$T/sshd_config.$tag"
 	lfn_sshd_config "$tree" "$port" > "$cfg"
@@ -82,19 +82,30 @@ lfn_sshd_start() {
 	: > "$SSHD_LOG"
 	"$LFN_TOP/regress-bench/lib/privsep-ensure" "$tree" || lfn_die "no privsep user for $tree/sshd"
 	"$tree/sshd" -t -f "$cfg" || lfn_die "sshd -t rejected $cfg"
+	_lfn_sshd_run "sshd ($tree)" "$port" "$SSHD_LOG" "$ns" "$tree/sshd" -D -e -f "$cfg"
+	SSHD_PID=$SSHD_RUN_PID
+}
+
+# _lfn_sshd_run WHAT PORT LOG NETNS SSHD ARGS...: start SSHD ARGS (in
+# NETNS unless empty), its output appended to LOG, and wait up to 15 s
+# until it listens on PORT.  Sets SSHD_RUN_PID.  Fails the test with
+# sshd's own words when it exits or does not listen.
+_lfn_sshd_run() {
+	local what=$1 port=$2 log=$3 ns=$4 i; shift 4
 	if [ -n "$ns" ]; then
-		ip netns exec "$ns" "$tree/sshd" -D -e -f "$cfg" >>"$SSHD_LOG" 2>&1 &
+		ip netns exec "$ns" "$@" >> "$log" 2>&1 &
 	else
-		"$tree/sshd" -D -e -f "$cfg" >>"$SSHD_LOG" 2>&1 &
+		"$@" >> "$log" 2>&1 &
 	fi
-	SSHD_PID=$!
-	LFN_PIDS+=("$SSHD_PID")
-	for i in $(seq 1 100); do
-		if grep -q "Server listening" "$SSHD_LOG"; then return 0; fi
-		kill -0 "$SSHD_PID" 2>/dev/null || { cat "$SSHD_LOG" >&2; lfn_die "sshd ($tree) exited"; }
+	SSHD_RUN_PID=$!
+	LFN_PIDS+=("$SSHD_RUN_PID")
+	for i in $(seq 1 150); do
+		grep -q "Server listening" "$log" && return 0
+		kill -0 "$SSHD_RUN_PID" 2>/dev/null ||
+			{ cat "$log" >&2; lfn_die "$what exited"; }
 		sleep 0.1
 	done
-	cat "$SSHD_LOG" >&2; lfn_die "sshd ($tree) did not start listening on $port"
+	cat "$log" >&2; lfn_die "$what did not start listening on $port"
 }
 
 # _lfn_client PROG TREE [-n NETNS] [-h ADDR] PORT args...
@@ -144,7 +155,7 @@ lfn_free_port() {
 # from stdin (no Subsystem by default).  Sets DEBIAN_SSHD_LOG; fails the test
 # with sshd's own words when it exits or does not listen.
 lfn_debian_sshd_start() {
-	local port=$1 ns=${2:-} cfg pid
+	local port=$1 ns=${2:-} cfg
 	cfg="$T/sshd_config.debian-$port"
 	DEBIAN_SSHD_LOG="$T/sshd.debian-$port.log"
 	mkdir -p /run/sshd && chmod 755 /run/sshd	# its privsep chroot (Debian)
@@ -164,20 +175,8 @@ CFG
 	  [ -t 0 ] || cat; } > "$cfg"
 	"$DEBIAN_SSHD" -t -f "$cfg" || lfn_die "Debian's sshd ($DEBIAN_SSHD) rejects $cfg"
 	: > "$DEBIAN_SSHD_LOG"
-	if [ -n "$ns" ]; then
-		ip netns exec "$ns" "$DEBIAN_SSHD" -D -e -f "$cfg" >> "$DEBIAN_SSHD_LOG" 2>&1 &
-	else
-		"$DEBIAN_SSHD" -D -e -f "$cfg" >> "$DEBIAN_SSHD_LOG" 2>&1 &
-	fi
-	pid=$!
-	LFN_PIDS+=("$pid")
-	for _ in $(seq 1 150); do
-		grep -q "Server listening" "$DEBIAN_SSHD_LOG" && return 0
-		kill -0 "$pid" 2>/dev/null || break
-		sleep 0.1
-	done
-	cat "$DEBIAN_SSHD_LOG" >&2
-	lfn_die "Debian's sshd ($DEBIAN_SSHD) did not start listening on $port"
+	_lfn_sshd_run "Debian's sshd ($DEBIAN_SSHD)" "$port" "$DEBIAN_SSHD_LOG" \
+	    "$ns" "$DEBIAN_SSHD" -D -e -f "$cfg"
 }
 
 # lfn_paramiko_python: set PY to a python3 that has paramiko, for the
