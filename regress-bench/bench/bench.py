@@ -176,25 +176,31 @@ def fmt_loss(loss):
     return "%se%d" % (m.rstrip("0").rstrip("."), int(e))
 
 
-def descendants(pids):
-    """The PIDs of all processes below PIDS (from /proc)."""
+def proc_children():
+    """{ppid: [pid, ...]} for every process, from /proc."""
     kids = {}
-    for n in os.listdir("/proc"):
-        if not n.isdigit():
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
             continue
         try:
-            with open("/proc/%s/stat" % n) as f:
-                stat = f.read()
+            with open("/proc/%s/stat" % d) as f:
+                st = f.read()
         except OSError:
             continue
-        ppid = int(stat.rsplit(")", 1)[1].split()[1])
-        kids.setdefault(ppid, []).append(int(n))
+        kids.setdefault(int(st[st.rindex(")") + 2:].split()[1]), []).append(int(d))
+    return kids
+
+
+def descendants(pids):
+    """The PIDs of all processes below PIDS."""
+    kids = proc_children()
     out, todo = [], list(pids)
     while todo:
         for k in kids.get(todo.pop(), []):
             out.append(k)
             todo.append(k)
     return out
+
 
 class Link:
     def __init__(self, spec):
@@ -408,18 +414,7 @@ class Env:
 
 
 def sshd_children(pid):
-    kids = []
-    for d in os.listdir("/proc"):
-        if not d.isdigit():
-            continue
-        try:
-            with open("/proc/%s/stat" % d) as f:
-                st = f.read()
-        except OSError:
-            continue
-        if int(st[st.rindex(")") + 2:].split()[1]) == pid:
-            kids.append(int(d))
-    return kids
+    return proc_children().get(pid, [])
 
 
 def sshd_child_cpu(pid, wait=15.0):
