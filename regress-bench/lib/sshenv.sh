@@ -2,7 +2,8 @@
 # openssh-lfn's own tests and benchmarks (sourced, bash).
 #
 #   . regress-bench/lib/sshenv.sh
-#   lfn_env_init mytest            # $T = build/test/mytest: keys, configs
+#   lfn_env_init mytest            # $T = build/test/mytest: keys, configs;
+#                                  # $S = a short private dir for sockets
 #   lfn_sshd_start "$LFN_TREE" 22022 [NETNS] <<< "extra sshd_config lines"
 #   lfn_ssh "$LFN_TREE" [-n NETNS] 22022 [ssh args...] -- command
 #   lfn_scp/lfn_sftp TREE [-n NETNS] PORT args...
@@ -22,10 +23,18 @@ LFN_PIDS=()
 lfn_log() { printf '%s\n' "$*" >&2; }
 lfn_die() { printf 'FATAL: %s\n' "$*" >&2; exit 1; }
 
-# lfn_env_init NAME: fresh scratch dir $T with user and host keys.
+# lfn_env_init NAME: fresh scratch dir $T with user and host keys, and $S,
+# a short private directory (/tmp/lfn.XXXXXX, removed by lfn_cleanup) for
+# every Unix socket the test makes: ControlPath, agent, streamlocal
+# forwards.  A socket path must fit in 107 bytes, and $T is as long as the
+# checkout's path (ssh's ControlPath adds %C's 40 characters and a 17-byte
+# temporary suffix); the lint-socket-paths test keeps sockets out of $T.
 lfn_env_init() {
 	T="$LFN_TOP/build/test/$1"
 	rm -rf "$T"; mkdir -p "$T"; chmod 700 "$T"
+	[ -n "${S:-}" ] && [ -d "$S" ] && rm -rf "$S"
+	S=$(mktemp -d /tmp/lfn.XXXXXX) || lfn_die "mktemp -d /tmp/lfn.XXXXXX failed"
+	export S
 	local kg="$LFN_TREE/ssh-keygen"
 	[ -x "$kg" ] || kg=$(command -v ssh-keygen)
 	"$kg" -q -t ed25519 -N '' -f "$T/id_ed25519" -C lfn-test || lfn_die "ssh-keygen failed"
@@ -202,6 +211,7 @@ lfn_cleanup() {
 	for p in "${LFN_PIDS[@]}" $below; do kill "$p" 2>/dev/null; done
 	for p in "${LFN_PIDS[@]}"; do wait "$p" 2>/dev/null; done
 	LFN_PIDS=()
+	case "${S:-}" in /tmp/lfn.??????) rm -rf "$S" ;; esac
 }
 
 # lfn_descendants PID...: the PIDs of all processes below PID... (/proc)

@@ -76,11 +76,11 @@ n=$(grep -c "Failed publickey for .*$other_fp" "$lfn_log_sshd")
 
 tid "an agent key keeps the query (the agent may ask for confirmation)"
 # an agent key: the agent may ask for confirmation, so the query stays
-agent_pid=$("$LFN_TREE/ssh-agent" -a "$T/agent.sock" -s | sed -n 's/^SSH_AGENT_PID=\([0-9]*\);.*/\1/p')
+agent_pid=$("$LFN_TREE/ssh-agent" -a "$S/agent.sock" -s | sed -n 's/^SSH_AGENT_PID=\([0-9]*\);.*/\1/p')
 [ -n "$agent_pid" ] && LFN_PIDS+=("$agent_pid") || fail "ssh-agent did not start"
-SSH_AUTH_SOCK=$T/agent.sock "$LFN_TREE/ssh-add" -q "$T/id_ed25519" 2>/dev/null || fail "ssh-add"
-ip netns exec "$NA" env SSH_AUTH_SOCK="$T/agent.sock" "$LFN_TREE/ssh" -F "$T/ssh_config" -p "$p_lfn" \
-    -o HostKeyAlias=lfnpeer -o HostName="$ADDR" -o IdentityAgent="$T/agent.sock" -vvv lfnpeer true \
+SSH_AUTH_SOCK=$S/agent.sock "$LFN_TREE/ssh-add" -q "$T/id_ed25519" 2>/dev/null || fail "ssh-add"
+ip netns exec "$NA" env SSH_AUTH_SOCK="$S/agent.sock" "$LFN_TREE/ssh" -F "$T/ssh_config" -p "$p_lfn" \
+    -o HostKeyAlias=lfnpeer -o HostName="$ADDR" -o IdentityAgent="$S/agent.sock" -vvv lfnpeer true \
     < /dev/null 2> "$T/agent.log" || fail "login with an agent key failed"
 grep -q "Offering public key: .*agent" "$T/agent.log" || fail "agent key not offered first"
 grep -q "Server accepts key" "$T/agent.log" || fail "no PK_OK for the agent key"

@@ -235,13 +235,13 @@ classify() {
 	result "-D" ab bulk "$b" "$a" $P; result "-D" ba bulk "$b" "$a" $P
 
 	tid "$WHO: mux session"
-	rm -f "$T/ctl"
-	"${BG[@]}" -N -M -S "$T/ctl" -o ControlPersist=no lfnpeer &
+	rm -f "$S/ctl"
+	"${BG[@]}" -N -M -S "$S/ctl" -o ControlPersist=no lfnpeer &
 	pid=$!; LFN_PIDS+=("$pid")
-	for _ in $(seq 1 100); do [ -S "$T/ctl" ] && break; sleep 0.1; done
-	[ -S "$T/ctl" ] || fail "mux master did not come up"
-	snap "$b"; C "$tr" -S "$T/ctl" lfnpeer "$BULKCMD" < "$T/data" > /dev/null || fail "mux session failed"; snap "$a"
-	C "$tr" -S "$T/ctl" -O exit lfnpeer 2>/dev/null; wait "$pid" 2>/dev/null
+	for _ in $(seq 1 100); do [ -S "$S/ctl" ] && break; sleep 0.1; done
+	[ -S "$S/ctl" ] || fail "mux master did not come up"
+	snap "$b"; C "$tr" -S "$S/ctl" lfnpeer "$BULKCMD" < "$T/data" > /dev/null || fail "mux session failed"; snap "$a"
+	C "$tr" -S "$S/ctl" -O exit lfnpeer 2>/dev/null; wait "$pid" 2>/dev/null
 	result "mux" ab bulk "$b" "$a" $P; result "mux" ba bulk "$b" "$a" $P
 
 	tid "$WHO: tty session and a bulk -L channel at once, then tty alone"

@@ -78,7 +78,7 @@ check_wire subsystem subsysMARK-lfn-q7 subsetenvMARK-lfn-q7
 
 tid "multiplexed session after the master switched: its requests stay encrypted"
 relay mux
-ctl="$T/ctl"
+ctl="$S/ctl"
 lfn_ssh "$LFN_TREE" "$RP" -v -E "$T/master.log" -oNoneEnabled=yes -M -S "$ctl" \
     -oControlPersist=no -fN lfnpeer || fail "mux master failed"
 mpid=$("$LFN_TREE/ssh" -S "$ctl" -O check x 2>&1 | sed -n 's/.*pid=\([0-9]*\).*/\1/p')

@@ -56,7 +56,7 @@ grep -q 'not switching to cipher none: forwarding requested' "$T/err" || fail "j
 
 # mux_master: start a switched ControlMaster; sets CTL, MLOG
 mux_master() {
-	CTL="$T/ctl.$1"; MLOG="$T/master.$1.log"
+	CTL="$S/ctl.$1"; MLOG="$T/master.$1.log"
 	lfn_ssh "$LFN_TREE" "$p" -v -E "$MLOG" -oNoneEnabled=yes -M -S "$CTL" -oControlPersist=no -fN lfnpeer ||
 		fail "mux master failed"
 	mpid=$("$LFN_TREE/ssh" -S "$CTL" -O check x 2>&1 | sed -n 's/.*pid=\([0-9]*\).*/\1/p')

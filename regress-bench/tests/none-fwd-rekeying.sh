@@ -30,7 +30,7 @@ kexinits() { grep -c 'SSH2_MSG_KEXINIT sent' "$1"; }
 # forward right after a KEXINIT; sets FRC (-O forward's exit), CAP, MLOG,
 # MARKER
 forward_while_rekeying() {
-	local tag=$1 ctl="$T/ctl.$1" tp n; shift
+	local tag=$1 ctl="$S/ctl.$1" tp n; shift
 	MLOG="$T/master.$tag.log" CAP="$T/cap.$tag.pcap" MARKER="lfnmark$$$tag"
 	: > "$MLOG"
 	ip netns exec "$NA" tcpdump -i any -n -U -s 0 -w "$CAP" "tcp port $p" 2> "$T/tcpdump.err" & tp=$!
@@ -47,7 +47,7 @@ forward_while_rekeying() {
 	grep -q 'rekeyed: cipher none' "$MLOG" || { fail "$tag: no re-key to none under the download"; return; }
 	n=$(kexinits "$MLOG")
 	for _ in $(seq 1000); do [ "$(kexinits "$MLOG")" -gt "$n" ] && break; sleep 0.01; done
-	"$LFN_TREE/ssh" -S "$ctl" -O forward -R "$T/$MARKER.sock:127.0.0.1:$p" x > "$T/fwd.$tag.out" 2>&1
+	"$LFN_TREE/ssh" -S "$ctl" -O forward -R "$S/$MARKER.sock:127.0.0.1:$p" x > "$T/fwd.$tag.out" 2>&1
 	FRC=$?
 	sleep 1
 	"$LFN_TREE/ssh" -S "$ctl" -O exit x > /dev/null 2>&1
@@ -58,7 +58,7 @@ tid "a forward requested while the switched master keeps re-keying goes out encr
 forward_while_rekeying enc
 [ $FRC = 0 ] || fail "-O forward failed: $(cat "$T/fwd.enc.out")"
 grep 'NoneEnabled: refused' "$slog" && fail "sshd refused the forward: it came unencrypted"
-[ -S "$T/$MARKER.sock" ] || fail "the forwarded socket was not created"
+[ -S "$S/$MARKER.sock" ] || fail "the forwarded socket was not created"
 grep -aq "$MARKER" "$CAP" && fail "the forward's socket path is in the capture in clear"
 grep -q 'session encrypted again' "$MLOG" || fail "the master did not re-key to encryption"
 

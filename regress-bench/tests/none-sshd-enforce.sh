@@ -63,7 +63,7 @@ grep '^cipher' "$T/hostile.ptyfirst" | grep -q 'cipher none' && fail "switched t
 grep -q '^exec ok' "$T/hostile.ptyfirst" || fail "connection broken"
 
 tid "mux client adds forwards after the switch (master NoneForwarding yes): refused by sshd"
-ctl="$T/ctl"
+ctl="$S/ctl"
 lfn_ssh "$LFN_TREE" "$p" -v -E "$T/master.log" -oNoneEnabled=yes -oNoneForwarding=yes -M -S "$ctl" \
     -oControlPersist=no -fN lfnpeer || fail "mux master failed"
 mpid=$("$LFN_TREE/ssh" -S "$ctl" -O check x 2>&1 | sed -n 's/.*pid=\([0-9]*\).*/\1/p')

@@ -90,7 +90,7 @@ n=$(grep -c 'rekeyed: cipher none' "$T/err")
 [ "$n" -ge 3 ] || fail "expected several server-initiated rekeys keeping none, got $n"
 
 tid "multiplexed connection: non-tty mux sessions switch, a tty session re-encrypts"
-ctl="$T/ctl"
+ctl="$S/ctl"
 lfn_ssh "$LFN_TREE" "$p" -v -E "$T/master.log" -oNoneEnabled=yes -M -S "$ctl" -oControlPersist=no -fN lfnpeer ||
 	fail "mux master failed"
 mpid=$("$LFN_TREE/ssh" -S "$ctl" -O check x 2>&1 | sed -n 's/.*pid=\([0-9]*\).*/\1/p')

@@ -64,7 +64,7 @@ check_grew "-L upload (server side of the forward)" "$T/fwd-srv.log"
 kill "$fpid" 2>/dev/null; wait "$fpid" 2>/dev/null
 
 tid "mux session: master's window grows; upload grows the server's"
-ctl="$T/ctl.%C"
+ctl="$S/ctl.%C"
 bg_ssh -v -E "$T/master.log" -N -o ControlMaster=yes -o ControlPath="$ctl" lfnpeer
 mpid=$!; LFN_PIDS+=("$mpid")
 for _ in $(seq 1 100); do

@@ -100,18 +100,18 @@ for _ in $(seq 1 50); do grep -q listening "$T/sink.out" && break; sleep 0.1; do
 
 ip netns exec "$NA" "$LFN_TREE/ssh" -vv -F "$T/ssh_config" -p "$port" \
     -o HostKeyAlias=lfnpeer -o HostName="$ADDR" -o ControlMaster=yes \
-    -o ControlPath="$T/ctl" -o ExitOnForwardFailure=yes "${opts[@]}" -N \
+    -o ControlPath="$S/ctl" -o ExitOnForwardFailure=yes "${opts[@]}" -N \
     -R "127.0.0.1:$rport:127.0.0.1:$tport" lfnpeer 2> "$T/master.log" &
 MPID=$!
 LFN_PIDS+=("$MPID")
-for _ in $(seq 1 100); do [ -S "$T/ctl" ] && break; sleep 0.1; done
-[ -S "$T/ctl" ] || { tail -20 "$T/master.log"; lfn_die "master did not start"; }
+for _ in $(seq 1 100); do [ -S "$S/ctl" ] && break; sleep 0.1; done
+[ -S "$S/ctl" ] || { tail -20 "$T/master.log"; lfn_die "master did not start"; }
 sleep 1
 rss() { awk '/^VmRSS:/ { print $2 * 1024 }' "/proc/$1/status" 2>/dev/null || echo 0; }
 base=$(rss "$MPID")
 mux() {
 	ip netns exec "$NA" "$LFN_TREE/ssh" -F "$T/ssh_config" -p "$port" \
-	    -o HostKeyAlias=lfnpeer -o HostName="$ADDR" -o ControlPath="$T/ctl" \
+	    -o HostKeyAlias=lfnpeer -o HostName="$ADDR" -o ControlPath="$S/ctl" \
 	    -T lfnpeer "$@"
 }
 # wait_size FILE N: until FILE holds N bytes (or give up after 60 s)

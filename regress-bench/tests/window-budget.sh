@@ -81,11 +81,11 @@ ip netns exec "$NB" python3 "$T/fwd.py" sink "$tport" > "$T/sink.out" 2>&1 &
 LFN_PIDS+=("$!")
 ip netns exec "$NA" "$LFN_TREE/ssh" -F "$T/ssh_config" -p "$port" \
     -o HostKeyAlias=lfnpeer -o HostName="$ADDR" -o ControlMaster=yes \
-    -o ControlPath="$T/ctl" -o ExitOnForwardFailure=yes -N \
+    -o ControlPath="$S/ctl" -o ExitOnForwardFailure=yes -N \
     -L "127.0.0.1:$lport:127.0.0.1:$tport" lfnpeer 2> "$T/master.log" &
 LFN_PIDS+=("$!")
-for _ in $(seq 1 100); do [ -S "$T/ctl" ] && break; sleep 0.1; done
-[ -S "$T/ctl" ] || { cat "$T/master.log"; lfn_die "master did not start"; }
+for _ in $(seq 1 100); do [ -S "$S/ctl" ] && break; sleep 0.1; done
+[ -S "$S/ctl" ] || { cat "$T/master.log"; lfn_die "master did not start"; }
 # An idle sshd-session of this connection, before any channel grows.
 sleep 1
 rss() { awk '/^VmRSS:/ { print $2 * 1024 }' "/proc/$1/status" 2>/dev/null || echo 0; }
@@ -104,7 +104,7 @@ tid "$NSES sessions and $NFWD forwarded channels, each stalled after 24 MiB"
 m=$(mark)
 for i in $(seq 1 $NSES); do
 	ip netns exec "$NA" "$LFN_TREE/ssh" -F "$T/ssh_config" -p "$port" \
-	    -o HostKeyAlias=lfnpeer -o HostName="$ADDR" -o ControlPath="$T/ctl" \
+	    -o HostKeyAlias=lfnpeer -o HostName="$ADDR" -o ControlPath="$S/ctl" \
 	    lfnpeer "head -c 25165824 > /dev/null; sleep 3600" < /dev/zero \
 	    > /dev/null 2>&1 &
 	LFN_PIDS+=("$!")
@@ -134,7 +134,7 @@ verbose "sshd-session VmRSS $((r / MIB)) MiB (idle $((base / MIB)) MiB)"
 	fail "sshd-session VmRSS $r beyond 1.5 x (budget + $nch x 2 MiB) + slack"
 grep -q 'exited\|fatal\|Disconnect' "$log" && grep 'exited\|fatal\|Disconnect' "$log" | head -3
 ssh_ok=$(ip netns exec "$NA" "$LFN_TREE/ssh" -F "$T/ssh_config" -p "$port" \
-    -o HostKeyAlias=lfnpeer -o HostName="$ADDR" -o ControlPath="$T/ctl" \
+    -o HostKeyAlias=lfnpeer -o HostName="$ADDR" -o ControlPath="$S/ctl" \
     lfnpeer "echo alive" 2>&1)
 [ "$ssh_ok" = alive ] || fail "connection unusable after the stall: $ssh_ok"
 
