@@ -221,7 +221,7 @@ lfn_descendants() {
 	local -a todo=("$@")
 	[ $# -gt 0 ] || return 0
 	for f in /proc/[0-9]*/stat; do
-		read -r line < "$f" 2>/dev/null || continue
+		{ read -r line < "$f"; } 2>/dev/null || continue	# gone since the glob
 		pid=${line%% *}
 		rest=${line##*) }		# after "pid (comm) ": state ppid ...
 		set -- $rest
