@@ -191,7 +191,7 @@ log = open(os.environ["FAKE_LOG"], "a")
 def msg():
     h = i.read(4)
     if len(h) < 4:
-        sys.exit(0)
+        os._exit(0)     # no flush at exit: stdout may be a closed pipe
     return i.read(struct.unpack('>I', h)[0])
 def send(b):
     o.write(struct.pack('>I', len(b)) + b); o.flush()
@@ -212,7 +212,7 @@ try:
         else:                                   # anything else: fails
             status(rid, 4, "Failure")
 except (OSError, AssertionError):
-    sys.exit(0)
+    os._exit(0)         # as above: no "BrokenPipeError" noise on stderr
 PY
 chmod +x "$T/fakecwd.py"
 for b in "put $T/local/f $T/rhome/x" "get $T/rhome/r $T/local/y" "ls $T/rhome" \
