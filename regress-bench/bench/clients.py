@@ -27,6 +27,7 @@ import datetime
 import filecmp
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -93,8 +94,23 @@ class Runner:
             die("foreign-client keys: " + r.stdout.strip())
         self.srvdir = os.path.join(env.T, "srv")
         os.makedirs(self.srvdir, exist_ok=True)
+        self.logpos = {}
+        self.max_window = None
         self.empty = os.path.join(env.T, "empty")
         open(self.empty, "w").close()
+
+    def new_log(self, server):
+        """What SERVER's sshd logged since the last call."""
+        slog = self.env.sshd[server][2]
+        pos = self.logpos.get(server, 0)
+        try:
+            with open(slog, "rb") as f:
+                f.seek(pos)
+                text = f.read().decode(errors="replace")
+                self.logpos[server] = f.tell()
+        except OSError:
+            return ""
+        return text
 
     def once(self, link, server, client, direction, src):
         """One transfer of SRC.  Returns wall, server CPU, ok, message."""
@@ -116,6 +132,7 @@ class Runner:
         fenv = dict(os.environ, FC_DIR=self.fcdir, FC_HOST=link.addr, FC_PORT=str(port),
                     FC_NS=link.ns_a or "", FC_SSH_CONFIG=os.path.join(self.env.T, "ssh_config"))
         c0 = sshd_child_cpu(pid)
+        self.new_log(server)
         t0 = time.monotonic()
         try:
             r = subprocess.run(argv, env=fenv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
@@ -125,6 +142,10 @@ class Runner:
             rc, err = -9, "timed out after %ds" % self.args.timeout
         wall = time.monotonic() - t0
         cpu = sshd_child_cpu(pid) - c0
+        # the largest receive window sshd granted (openssh-lfn logs its
+        # growth at LogLevel VERBOSE; stock keeps 2 MiB and logs nothing)
+        wins = [int(b) for _, b in re.findall(r"receive window (\d+) -> (\d+)", self.new_log(server))]
+        self.max_window = max(wins) if wins else None
         dst = local if direction == "down" else remote
         ok = rc == 0 and os.path.exists(dst) and filecmp.cmp(src, dst, shallow=False)
         msg = "" if ok else ("exit %d: %s" % (rc, err.strip()[-300:]) if rc else "bytes differ")
@@ -223,6 +244,7 @@ def main():
                 die(why)
             machine["links"][link.spec] = link_info(link, args.tcp_buffers)
             env.start_sshds(link, SERVERS)
+            runner.logpos = {}
             try:
                 for client in clients:
                     for d in dirs:
@@ -246,7 +268,8 @@ def main():
                                        "setup": setup[s], "ok": ok, "msg": msg,
                                        "mbs_net": round(args.size / net / 1e6, 2) if ok and net > 0 else None,
                                        "mbs_wall": round(args.size / wall / 1e6, 2) if ok else None,
-                                       "server_cpu_s_per_gb": round(cpu / (args.size / 1e9), 3)}
+                                       "server_cpu_s_per_gb": round(cpu / (args.size / 1e9), 3),
+                                       "max_window": runner.max_window}
                                 emit(row)
                                 res[s].append(row)
                                 log("clients: %s %s %s %s: %s" % (link.spec, client, d, s,
@@ -274,20 +297,23 @@ def write_table(outdir, args, table, machine):
              "%d MiB per transfer, median of %d runs per server (alternating), same link; MB/s net "
              "of setup (an empty file's transfer with the same client), wall MB/s in brackets; "
              "server CPU s/GB (sshd-session + sftp-server or the command); every transfer's bytes "
-             "compared." % (args.size // MIB, args.runs),
+             "compared; the largest receive window openssh-lfn's sshd granted (its log; "
+             "\"2 MiB (fixed)\": it never grew)." % (args.size // MIB, args.runs),
              "",
-             "| link | client | dir | stock sshd MB/s | lfn sshd MB/s | lfn/stock | server CPU s/GB stock / lfn | bytes |",
-             "|---|---|---|---|---|---|---|---|"]
+             "| link | client | dir | stock sshd MB/s | lfn sshd MB/s | lfn/stock | server CPU s/GB stock / lfn | lfn's largest window | bytes |",
+             "|---|---|---|---|---|---|---|---|---|"]
     for link, client, d, res in table:
         s, l = med(res["stock"], "mbs_net"), med(res["lfn"], "mbs_net")
         sw, lw = med(res["stock"], "mbs_wall"), med(res["lfn"], "mbs_wall")
         cs = med(res["stock"], "server_cpu_s_per_gb")
         cl = med(res["lfn"], "server_cpu_s_per_gb")
         ok = all(r["ok"] for rs in res.values() for r in rs)
-        lines.append("| %s | %s | %s | %s (%s) | %s (%s) | %s | %s / %s | %s |" % (
+        mw = [r["max_window"] for r in res["lfn"] if r.get("max_window")]
+        lines.append("| %s | %s | %s | %s (%s) | %s (%s) | %s | %s / %s | %s | %s |" % (
             link, CLIENT_DESC.get(client, client), d, fmt_mbs(s), fmt_mbs(sw), fmt_mbs(l), fmt_mbs(lw),
             "%.2f" % (l / s) if s and l else "–",
             "%.2f" % cs if cs is not None else "–", "%.2f" % cl if cl is not None else "–",
+            "%.1f MiB" % (max(mw) / MIB) if mw else "2 MiB (fixed)",
             "verified" if ok else "FAILED"))
     lines += ["", "Clients: " + "; ".join("%s %s" % (k, v) for k, v in sorted(machine["clients"].items())),
               ""]

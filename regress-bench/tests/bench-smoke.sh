@@ -11,7 +11,8 @@
 # path runs through a wrapper that drops the option, so it works before and
 # after patch 0260; the real tree fails such a point with a clear message
 # until 0260 is there).  machine.json must tell the builds apart by ssh -V
-# (0901).  The emulated-link part needs root and a TUN.
+# (0901).  clients.py (foreign clients, issue 30) runs two clients both
+# ways.  The emulated-link part needs root and a TUN.
 . "$(dirname "$0")/../lib/sshenv.sh"
 trap lfn_cleanup EXIT
 lfn_env_init bench-smoke
@@ -253,6 +254,19 @@ EOF
 		grep -q "^| 1gbit/10/1e-3 | $cc | ssh-up | default | – | [0-9.]* (" "$T/wout/table.md" ||
 			fail "no table row for $cc: $(grep '^| 1gbit' "$T/wout/table.md")"
 	done
+fi
+
+tid "clients.py: foreign clients against both sshds on a link, bytes verified"
+if [ "$(id -u)" = 0 ] && [ -c /dev/net/tun ]; then
+	"$LFN_TOP/regress-bench/bench/clients.py" --links 1gbit/10 --size 2M --runs 1 --setup-runs 1 \
+	    --clients pscp,paramiko --out "$T/cout" > "$T/clients.log" 2>&1 ||
+		fail "clients.py failed: $(tail -5 "$T/clients.log")"
+	n=$(grep -cE '^\| 1gbit/10 \| (PuTTY pscp|paramiko)[^|]* \| (up|down) \| [0-9.]+ \([0-9.]+\) \| [0-9.]+ \([0-9.]+\) \| .* \| verified \|$' \
+	    "$T/cout/table.md" 2>/dev/null)
+	[ "$n" = 4 ] || fail "clients.py's table has $n verified rows of 4: $(cat "$T/cout/table.md" 2>/dev/null)"
+	[ -s "$T/cout/results.jsonl" ] && [ -s "$T/cout/machine.json" ] || fail "clients.py: no results.jsonl/machine.json"
+	"$LFN_TOP/regress-bench/bench/clients.py" --clients bogus --dry-run > "$T/bad.out" 2>&1 &&
+		fail "clients.py --clients bogus accepted"
 fi
 
 tid "bench: report.py re-renders a results directory"
