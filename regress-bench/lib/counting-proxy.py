@@ -6,7 +6,9 @@ every later one (exit 1 before connecting): a login that fails for some
 connections of a transfer and not for others (transfer-connections.sh).
 Connection number SLOW (1: the first) is relayed at RATE bytes per second,
 each direction; every connection writes the bytes it relayed (both
-directions) to COUNTFILE.N when it ends (or ssh ends it)."""
+directions) to COUNTFILE.N when it ends (or ssh ends it).  With
+COUNTING_PROXY_OTHER=PORT in the environment, every connection after the
+first goes to that port instead (another server: a changed host key)."""
 import fcntl
 import os
 import select
@@ -25,6 +27,8 @@ with open(countfile, "a+") as f:
 if n > limit:
     sys.stderr.write("counting-proxy: connection %d refused (limit %d)\n" % (n, limit))
     sys.exit(1)
+if n > 1 and os.environ.get("COUNTING_PROXY_OTHER"):
+    port = int(os.environ["COUNTING_PROXY_OTHER"])
 s = socket.create_connection((host, port))
 fds = {0: s.fileno(), s.fileno(): 1}
 sent = {0: 0, s.fileno(): 0}

@@ -13,7 +13,11 @@
 # (sshd's log); TransferConnections from ssh_config applies and -X
 # connections=1 overrides it; bad values are refused with a clear error;
 # extra connections that cannot log in are left out (said once) and the
-# copy still completes; a connection that is much slower than the others
+# copy still completes, but one that meets another host key stops the copy
+# with ssh's warning; the workers write and read the local file through the
+# descriptor scp opened (strace: one open); a server that says a file is
+# 2^64 - 1 bytes long gets no split (a wrapped chunk count made a 4 PiB
+# file); a connection that is much slower than the others
 # (relayed at 512 KB/s by a ProxyCommand) carries far less than an equal
 # share; scp returns only once its extra connections have ended; a
 # connection lost mid-transfer (its sftp-server
@@ -182,6 +186,60 @@ used 2 "$l0"
 	fail "not said once: $(cat "$T/err")"
 grep -q '2 of 3 extra connections could not log in.*continuing with 2' "$T/err" || fail "wrong counts: $(grep extra "$T/err")"
 cp "$T/ssh_config.orig" "$T/ssh_config"
+
+tid "the extra connections use the file scp opened, not its name"
+# (reopening it by name would follow whatever replaced it meanwhile)
+for dir in down up; do
+	rm -f "$T/down" "$T/up"
+	if [ $dir = down ]; then src="lfnpeer:$T/src.40000003" dst=$T/down; else src=$T/src.40000003 dst="lfnpeer:$T/up"; fi
+	strace -f -qq -e trace=open,openat -o "$T/strace" "$LFN_TREE/scp" -F "$T/ssh_config" -S "$LFN_TREE/ssh" \
+	    -P "$p" -o HostKeyAlias=lfnpeer -o HostName=127.0.0.1 -q -X connections=4 "$src" "$dst" ||
+		fail "$dir under strace failed"
+	local_name=$T/down; [ $dir = up ] && local_name=$T/src.40000003
+	k=$(grep -F "\"$local_name\"" "$T/strace" | grep -vc ENOENT)
+	[ "$k" = 1 ] || fail "$dir: the local file was opened $k times: $(grep -F "\"$local_name\"" "$T/strace")"
+	cmp -s "$T/src.40000003" "$T/$dir" || fail "$dir: the copy differs"
+done
+
+tid "an extra connection that meets another host key stops the transfer, with ssh's warning"
+"$LFN_TREE/ssh-keygen" -q -t ed25519 -N '' -f "$T/impostor_ed25519" -C impostor
+pi=$(lfn_free_port)
+lfn_sshd_config "$LFN_TREE" "$pi" < /dev/null |
+	sed "s|^HostKey .*|HostKey $T/impostor_ed25519|" > "$T/sshd_config.impostor"
+_lfn_sshd_run "impostor sshd" "$pi" "$T/sshd.impostor.log" "" "$LFN_TREE/sshd" -D -e -f "$T/sshd_config.impostor"
+# the session's own connection reaches the real server, the extra ones
+# (TransferConnections: they log in after it) another with its own key
+for dir in down up; do
+	rm -f "$T/count"* "$T/down" "$T/up"
+	proxy="ProxyCommand=python3 $LFN_TOP/regress-bench/lib/counting-proxy.py $T/count 9 127.0.0.1 $p"
+	if [ $dir = down ]; then src="lfnpeer:$T/src.40000003" dst=$T/down; else src=$T/src.40000003 dst="lfnpeer:$T/up"; fi
+	COUNTING_PROXY_OTHER=$pi lfn_scp "$LFN_TREE" "$p" -o TransferConnections=3 -o "$proxy" \
+	    "$src" "$dst" > /dev/null 2> "$T/err" && fail "$dir: scp went on (exit 0) past a changed host key"
+	grep -q "REMOTE HOST IDENTIFICATION HAS CHANGED" "$T/err" || fail "$dir: ssh's warning was not shown: $(cat "$T/err")"
+	grep -q "Host key verification failed on an extra connection" "$T/err" ||
+		fail "$dir: no clear error: $(tail -n 3 "$T/err")"
+	grep -q "could not log in" "$T/err" && fail "$dir: said as a login that asks: $(cat "$T/err")"
+	[ -e "$T/down" ] || [ -e "$T/up" ] && fail "$dir: a file was written"
+done
+
+tid "a server that says a file is 2^64 - 1 bytes long: no split, no huge file"
+pl=$(lfn_free_port)
+lfn_sshd_config "$LFN_TREE" "$pl" < /dev/null |
+	sed "s|^Subsystem sftp .*|Subsystem sftp /usr/bin/python3 $LFN_TOP/regress-bench/lib/sftp-size-liar.py $LFN_TREE/sftp-server|" \
+	> "$T/sshd_config.liar"
+_lfn_sshd_run "lying sshd" "$pl" "$T/sshd.liar.log" "" "$LFN_TREE/sshd" -D -e -f "$T/sshd_config.liar"
+# (into tmpfs, where a file of petabytes can be made: ext4 refuses it)
+shm=$T; [ -d /dev/shm ] && shm=$(mktemp -d /dev/shm/lfn.XXXXXX)
+lfn_scp "$LFN_TREE" "$pl" -q -X connections=2 "lfnpeer:$T/src.40000003" "$shm/down" 2> "$T/err"
+rc=$?
+got=$(stat -c %s "$shm/down" 2> /dev/null || echo 0)
+# not split: one connection reads to the end of the file, as stock scp
+cmp -s "$T/src.40000003" "$shm/down" || bad="exit $rc, the copy differs: $(tail -n 2 "$T/err")"
+[ $rc = 0 ] || bad="exit $rc: $(tail -n 2 "$T/err")"
+[ "$got" -le 40000003 ] || bad="a $got-byte file was left (exit $rc)"
+[ "$shm" = "$T" ] || rm -rf "$shm"
+[ -z "${bad:-}" ] || fail "$bad"
+verbose "exit $rc, $got bytes"
 
 if [ -x "$STOCK_TREE/sshd" ]; then
 	tid "stock 10.5p1 sshd as the server"
