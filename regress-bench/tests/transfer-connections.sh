@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # transfer-connections: scp and sftp carry one transfer over several SSH
 # connections (0260: `-X connections=N`, ssh_config TransferConnections).
+# Patches: 0260 0261
 # A file of at least 16 MiB is split into 1 MiB chunks that the connections
 # (at most one per 8 MiB) take as they go, written at their offsets; the
 # chunk that ends the file comes last; smaller files use one connection.
@@ -22,7 +23,9 @@
 # share; scp returns only once its extra connections have ended; a
 # connection lost mid-transfer (its sftp-server
 # killed, on an emulated 100 Mbit/s link) fails the copy with a nonzero
-# exit and leaves the file cut at its first gap, never full length.
+# exit, no destination, and DEST.lfn-part (0261), from which the same copy
+# started again goes on and ends byte-identical (transfer-resume.sh kills
+# copies at random points).
 . "$(dirname "$0")/../lib/sshenv.sh"
 trap 'lfn_cleanup; lfn_wan_cleanup' EXIT
 lfn_env_init transfer-connections
@@ -53,6 +56,15 @@ for size in $((16 * mib - 1)) $((16 * mib)) $((16 * mib + 1)) $((24 * mib + 1)) 
 	cmp -s "$T/src.$size" "$T/down" || fail "download differs"
 	used "$n" "$l0"
 done
+
+tid "without -X, TransferConnections 1 (the default): one connection, both ways"
+# (ssh -G is asked when the first large file comes; it says 1)
+rm -f "$T/up" "$T/down"; l0=$(logins)
+lfn_scp "$LFN_TREE" "$p" -q "$T/src.40000003" "lfnpeer:$T/up" || fail "upload failed"
+lfn_scp "$LFN_TREE" "$p" -q "lfnpeer:$T/src.40000003" "$T/down" || fail "download failed"
+cmp -s "$T/src.40000003" "$T/up" || fail "upload differs"
+cmp -s "$T/src.40000003" "$T/down" || fail "download differs"
+used 2 "$l0"
 
 tid "a target that is not a regular file (/dev/null) is not split, and not an error"
 for dir in up down; do
@@ -195,7 +207,7 @@ for dir in down up; do
 	strace -f -qq -e trace=open,openat -o "$T/strace" "$LFN_TREE/scp" -F "$T/ssh_config" -S "$LFN_TREE/ssh" \
 	    -P "$p" -o HostKeyAlias=lfnpeer -o HostName=127.0.0.1 -q -X connections=4 "$src" "$dst" ||
 		fail "$dir under strace failed"
-	local_name=$T/down; [ $dir = up ] && local_name=$T/src.40000003
+	local_name=$T/down.lfn-part; [ $dir = up ] && local_name=$T/src.40000003
 	k=$(grep -F "\"$local_name\"" "$T/strace" | grep -vc ENOENT)
 	[ "$k" = 1 ] || fail "$dir: the local file was opened $k times: $(grep -F "\"$local_name\"" "$T/strace")"
 	cmp -s "$T/src.40000003" "$T/$dir" || fail "$dir: the copy differs"
@@ -309,8 +321,8 @@ cmp -s "$T/mid" "$T/up" || fail "upload differs"
 for c in "-n download" "-n upload" "-o download"; do
 	set -- $c; which=$1 dir=$2
 	whose="a connection"; [ "$which" = -o ] && whose="the session's own connection"
-	tid "$whose lost mid-$dir: the copy fails, no full-length file is left"
-	rm -f "$T/down" "$T/up"
+	tid "$whose lost mid-$dir: the copy fails, the destination is not made; the same copy again goes on"
+	rm -f "$T/down"* "$T/up"*
 	s0=$(grep -c "subsystem 'sftp'" "$wan_log")
 	if [ $dir = download ]; then
 		lfn_scp "$LFN_TREE" -n "$NA" -h "$ADDR" "$pw" -q -o TransferConnections=3 "lfnpeer:$T/big" "$T/down" 2> "$T/err" &
@@ -320,16 +332,26 @@ for c in "-n download" "-n upload" "-o download"; do
 		dst="$T/up"
 	fi
 	cpid=$!
-	kill_sftp_server "$which" $((s0 + 3)) "$dst" || fail "could not kill an sftp-server"
+	kill_sftp_server "$which" $((s0 + 3)) "$dst.lfn-part" || fail "could not kill an sftp-server"
 	wait "$cpid" && fail "scp exited 0 after losing a connection"
 	# the workers stop when the session goes (give them a moment)
 	for _ in $(seq 1 50); do [ -z "$(ours_sftp_servers)" ] && break; sleep 0.1; done
-	[ -f "$dst" ] || fail "no file left at all"
-	got=$(stat -c %s "$dst")
-	[ "$got" -lt "$size" ] || fail "the file looks complete ($got bytes) after a failed copy"
+	[ -e "$dst" ] && fail "the destination exists after a failed copy ($(stat -c %s "$dst") bytes)"
+	[ -f "$dst.lfn-part" ] || fail "no part kept"
 	if [ "$which" = -n ]; then
-		cmp -s -n "$got" "$T/big" "$dst" || fail "the part kept differs from the source"
-		grep -q "over 3 connections failed" "$T/err" || fail "no clear error: $(tail -n 3 "$T/err")"
+		grep -q "over 3 connections failed; [0-9]* bytes are kept in \"$dst.lfn-part\"" "$T/err" ||
+			fail "no clear error: $(tail -n 3 "$T/err")"
 	fi
+	# the same copy again: only what is missing, then the file is whole
+	if [ $dir = download ]; then
+		lfn_scp "$LFN_TREE" -n "$NA" -h "$ADDR" "$pw" -v -q -o TransferConnections=3 "lfnpeer:$T/big" "$T/down" 2> "$T/err"
+	else
+		lfn_scp "$LFN_TREE" -n "$NA" -h "$ADDR" "$pw" -v -q -o TransferConnections=3 "$T/big" "lfnpeer:$T/up" 2> "$T/err"
+	fi || fail "the same copy again failed: $(grep -v '^debug' "$T/err" | tail -n 3)"
+	cmp -s "$T/big" "$dst" || fail "resumed copy differs"
+	[ -e "$dst.lfn-part" ] && fail "the part is left after the copy completed"
+	had=$(sed -n 's/.*: \([0-9]*\) of [0-9]* bytes are there from an earlier copy.*/\1/p' "$T/err")
+	[ -n "$had" ] && [ "$had" -ge $((2 * mib)) ] || fail "the copy started again from scratch: '$had'"
+	verbose "resumed with $had of $size bytes there"
 done
 lfn_finish
