@@ -38,7 +38,7 @@ lfn_wan_link rs$$ 20 "${RATE:-100mbit}"
 pl=$(lfn_free_port); lfn_sshd_start "$LFN_TREE" "$pl" "$NB" < /dev/null; lfn_sshd=$SSHD_PID
 ps=$(lfn_free_port); lfn_sshd_start "$STOCK_TREE" "$ps" "$NB" < /dev/null; stock_sshd=$SSHD_PID
 
-# scp_run PORT ARGS...: our scp in the client's namespace (exec'd: $! is scp)
+# scp_args PORT: the options that point our scp or sftp at the sshd on PORT
 scp_args() {
 	echo -F "$T/ssh_config" -S "$LFN_TREE/ssh" -P "$1" -o HostKeyAlias=lfnpeer -o HostName="$ADDR"
 }
