@@ -24,8 +24,9 @@
 # connection lost mid-transfer (its sftp-server
 # killed, on an emulated 100 Mbit/s link) fails the copy with a nonzero
 # exit, no destination, and DEST.lfn-part (0261), from which the same copy
-# started again goes on and ends byte-identical (transfer-resume.sh kills
-# copies at random points).
+# started again goes on and ends byte-identical; an extra connection lost
+# stops the others at their next chunk (transfer-resume.sh kills copies
+# at random points).
 . "$(dirname "$0")/../lib/sshenv.sh"
 trap 'lfn_cleanup; lfn_wan_cleanup' EXIT
 lfn_env_init transfer-connections
@@ -352,6 +353,11 @@ for c in "-n download" "-n upload" "-o download"; do
 	[ -e "$dst.lfn-part" ] && fail "the part is left after the copy completed"
 	had=$(sed -n 's/.*: \([0-9]*\) of [0-9]* bytes are there from an earlier copy.*/\1/p' "$T/err")
 	[ -n "$had" ] && [ "$had" -ge $((2 * mib)) ] || fail "the copy started again from scratch: '$had'"
+	# an extra connection lost at 4 MiB: the others stopped at their next
+	# chunk, they did not copy on to the end of the file
+	if [ "$which" = -n ] && [ "$had" -gt $((24 * mib)) ]; then
+		fail "the other connections went on after one was lost: $had of $size bytes done"
+	fi
 	verbose "resumed with $had of $size bytes there"
 done
 lfn_finish

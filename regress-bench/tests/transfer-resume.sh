@@ -3,6 +3,7 @@
 # with wrong bytes, and the same split copy started again moves only what
 # is missing and ends byte-identical.
 # Patches: 0260 0261
+# Also: a full disk on either side (a tmpfs with room for half the file).
 # Each round picks at random: download or upload; 1 or 4 connections
 # (-X connections=N); openssh-lfn's or stock 10.5p1's sshd; and what stops
 # the copy: SIGKILL or SIGTERM to scp, SIGINT or SIGHUP to its process group
@@ -20,7 +21,7 @@
 # ROUNDS (8) rounds from seed SEED (random, printed; set it to replay).
 # The bench's longer run: ROUNDS=40 regress-bench/tests/transfer-resume.sh
 . "$(dirname "$0")/../lib/sshenv.sh"
-trap 'lfn_cleanup; lfn_wan_cleanup' EXIT
+trap 'umount "$T/full" 2> /dev/null; lfn_cleanup; lfn_wan_cleanup' EXIT
 lfn_env_init transfer-resume
 [ -x "$STOCK_TREE/sshd" ] || fail "stock build missing"
 ROUNDS=${ROUNDS:-8}
@@ -29,12 +30,17 @@ RANDOM=$SEED
 trace "seed $SEED (SEED=$SEED replays these rounds)"
 mib=1048576
 # SIZE_MIB (48, at most 16384: 1 MiB chunks), RATE (100mbit), AT_MIB (a
-# fixed stopping point), CONNS ("1 4") for longer runs, e.g. what a resume
-# moves: SIZE_MIB=1024 RATE=1gbit AT_MIB=512 CONNS=4 ROUNDS=6
+# fixed stopping point), CONNS ("1 4"), DIRS ("down up"), SERVERS
+# ("lfn stock"), HOW (one way to stop, e.g. scp:KILL) for longer runs,
+# e.g. what a resume moves:
+# SIZE_MIB=1024 RATE=1gbit AT_MIB=512 CONNS=4 HOW=scp:KILL ROUNDS=6
 nmib=${SIZE_MIB:-48}
 size=$((nmib * mib))
 head -c "$size" /dev/urandom > "$T/src"
 lfn_wan_link rs$$ 20 "${RATE:-100mbit}"
+# (mounted before the sshds start: their mount namespace is a copy)
+mkdir -p "$T/full"
+mount -t tmpfs -o size=$((size / 2)) tmpfs "$T/full" || fail "cannot mount a tmpfs"
 pl=$(lfn_free_port); lfn_sshd_start "$LFN_TREE" "$pl" "$NB" < /dev/null; lfn_sshd=$SSHD_PID
 ps=$(lfn_free_port); lfn_sshd_start "$STOCK_TREE" "$ps" "$NB" < /dev/null; stock_sshd=$SSHD_PID
 
@@ -81,12 +87,16 @@ os.setpgid(0, 0)
 os.execvp(sys.argv[1], sys.argv[1:])'
 
 for round in $(seq 1 "$ROUNDS"); do
-	dir=$(pick down up)
+	# shellcheck disable=SC2086
+	dir=$(pick ${DIRS:-down up})
 	# shellcheck disable=SC2086
 	n=$(pick ${CONNS:-1 4})
-	server=$(pick lfn stock)
+	# shellcheck disable=SC2086
+	server=$(pick ${SERVERS:-lfn stock})
 	port=$pl sshd=$lfn_sshd; [ $server = stock ] && port=$ps sshd=$stock_sshd
-	if [ "$n" = 4 ]; then
+	if [ -n "${HOW:-}" ]; then
+		how=$HOW
+	elif [ "$n" = 4 ]; then
 		how=$(pick scp:KILL scp:INT scp:TERM scp:HUP ssh:KILL sftp-server:KILL)
 	else
 		how=$(pick scp:KILL scp:INT scp:TERM scp:HUP sftp-server:KILL)
@@ -170,4 +180,50 @@ for round in $(seq 1 "$ROUNDS"); do
 		fail "the journal marks $marked MiB, the copy took up '${had:-nothing}'"
 	verbose "exit $rc; resumed with $marked of $nmib MiB there: moved $((nmib - marked)) MiB ($(( (nmib - marked) * 100 / nmib )) %) again"
 done
+
+# A full disk, here (download) or on the server (upload): a tmpfs with
+# room for half the file.  The copy fails with a nonzero exit and leaves
+# no destination (split) or a correct prefix (one connection, in place);
+# with room made, the same copy (or reget/reput) ends byte-identical.
+for c in "down 4" "up 4" "down 1" "up 1"; do
+	set -- $c; dir=$1 n=$2
+	tid "disk full on the $([ $dir = down ] && echo client || echo server)'s side: $dir, $n connection(s)"
+	rm -f "$T/full/"*
+	mount -o remount,size=$((size / 2)) "$T/full" || fail "cannot shrink the tmpfs"
+	unset got
+	if [ $dir = down ]; then
+		from="lfnpeer:$T/src" to=$T/full/f
+	else
+		from=$T/src to="lfnpeer:$T/full/f"
+	fi
+	dst=$T/full/f
+	# shellcheck disable=SC2046
+	ip netns exec "$NA" "$LFN_TREE/scp" $(scp_args "$pl") -q -X "connections=$n" "$from" "$to" 2> "$T/err" &&
+		fail "exit 0 with the disk full"
+	grep -q "No space left\|Failure" "$T/err" || fail "no clear error: $(tail -n 2 "$T/err")"
+	if [ -e "$dst" ]; then
+		got=$(stat -c %s "$dst")
+		[ "$n" = 1 ] || fail "a split copy made the destination on a full disk"
+		cmp -s -n "$got" "$T/src" "$dst" || fail "the disk full left $got bytes that are not the source's"
+	fi
+	marked=$(marked "$dst.lfn-part")
+	mount -o remount,size=$((size * 3)) "$T/full" || fail "cannot grow the tmpfs"
+	if [ -e "$dst" ]; then
+		if [ $dir = down ]; then cmd="reget $T/src $dst"; else cmd="reput $T/src $dst"; fi
+		# shellcheck disable=SC2046
+		ip netns exec "$NA" "$LFN_TREE/sftp" $(scp_args "$pl") -q -b - lfnpeer <<< "$cmd" > "$T/out" 2>&1 ||
+			fail "$cmd after the disk full failed: $(tail -n 2 "$T/out")"
+	else
+		# shellcheck disable=SC2046
+		ip netns exec "$NA" "$LFN_TREE/scp" $(scp_args "$pl") -v -q -X "connections=$n" "$from" "$to" 2> "$T/err" ||
+			fail "the same copy with room made failed: $(grep -v '^debug' "$T/err" | tail -n 3)"
+		had=$(sed -n 's/.*: \([0-9]*\) of [0-9]* bytes are there from an earlier copy.*/\1/p' "$T/err")
+		[ "${had:-0}" = $((marked * mib)) ] ||
+			fail "the journal marks $marked MiB, the copy took up '${had:-nothing}'"
+	fi
+	cmp -s "$T/src" "$dst" || fail "with room made: the result differs from the source"
+	[ -e "$dst.lfn-part" ] && fail "a part is left after the copy completed"
+	verbose "resumed with ${got:-$((marked * mib))} bytes there"
+done
+umount "$T/full"
 lfn_finish
