@@ -312,6 +312,11 @@ class Env:
             extra = "MaxStartups 100\nPermitUserEnvironment HOME\n"
             if self.none_ok[t]:
                 extra += "NoneEnabled yes\n"
+            # BENCH_SSHD_OPTIONS: sshd_config lines (";"-separated) for the
+            # trees other than stock, e.g. "MaxChannelWindow 2M" for an A/B
+            if t != "stock" and os.environ.get("BENCH_SSHD_OPTIONS"):
+                extra += "".join(o.strip() + "\n" for o in
+                                 os.environ["BENCH_SSHD_OPTIONS"].split(";") if o.strip())
             out = self.bash('lfn_sshd_start "$1" "$2" "$3" && echo "$SSHD_PID $SSHD_LOG"',
                             self.trees[t], str(port), link.ns_b or "", stdin=extra)
             pid, slog = out.strip().splitlines()[-1].split(" ", 1)
