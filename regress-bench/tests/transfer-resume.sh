@@ -2,7 +2,7 @@
 # transfer-resume: a copy stopped at any point never leaves a destination
 # with wrong bytes, and the same split copy started again moves only what
 # is missing and ends byte-identical.
-# Patches: 0260 0261
+# Patches: 0106 0260 0261
 # Also: a full disk on either side (a tmpfs with room for half the file).
 # Each round picks at random: download or upload; 1 or 4 connections
 # (-X connections=N); openssh-lfn's or stock 10.5p1's sshd; and what stops
@@ -108,13 +108,10 @@ for round in $(seq 1 "$ROUNDS"); do
 	# shellcheck disable=SC2086
 	server=$(pick ${SERVERS:-lfn stock})
 	port=$pl sshd=$lfn_sshd; [ $server = stock ] && port=$ps sshd=$stock_sshd
-	if [ -n "${HOW:-}" ]; then
-		how=$HOW
-	elif [ "$n" = 4 ]; then
-		how=$(pick scp:KILL scp:INT scp:TERM scp:HUP ssh:KILL sftp-server:KILL)
-	else
-		how=$(pick scp:KILL scp:INT scp:TERM scp:HUP sftp-server:KILL)
-	fi
+	ways="scp:KILL scp:INT scp:TERM scp:HUP sftp-server:KILL"
+	[ "$n" = 4 ] && ways="$ways ssh:KILL"
+	# shellcheck disable=SC2086
+	how=${HOW:-$(pick $ways)}
 	at=${AT_MIB:-$((1 + RANDOM % (nmib * 3 / 4)))}
 	# (dst: the destination's path, here or on the server: one machine)
 	if [ $dir = down ]; then
@@ -150,12 +147,18 @@ for round in $(seq 1 "$ROUNDS"); do
 	ssh:*) for w in $(pgrep -P "$cpid"); do victim=$(pgrep -P "$w" -x ssh | head -n 1); [ -n "$victim" ] && break; done ;;
 	sftp-server:*) victim=$(sftp_servers "$sshd" | sort -R --random-source=<(yes "$RANDOM") | head -n 1) ;;
 	esac
-	if [ -n "$victim" ] && kill -"${how#*:}" -- "$victim" 2> /dev/null; then
-		wait "$cpid" 2> /dev/null; rc=$?
-	else
-		wait "$cpid" 2> /dev/null; rc=$?
-		verbose "the copy ended (exit $rc) before it could be stopped${victim:+ (pid $victim)}"
+	stopped=0
+	[ -n "$victim" ] && kill -"${how#*:}" -- "$victim" 2> /dev/null && stopped=1
+	# a copy that does not end within 2 minutes of the stop hangs: a failure
+	# (an upload whose sftp-server was killed did, scp and ssh each waiting
+	# for the other to read, until 0106)
+	for _ in $(seq 1 1200); do kill -0 "$cpid" 2> /dev/null || break; sleep 0.1; done
+	if kill -0 "$cpid" 2> /dev/null; then
+		kill -KILL -- -"$cpid" 2> /dev/null
+		fail "the copy still ran 2 minutes after $how"
 	fi
+	wait "$cpid" 2> /dev/null; rc=$?
+	[ $stopped = 1 ] || verbose "the copy ended (exit $rc) before it could be stopped${victim:+ (pid $victim)}"
 	# whatever it left: gone with it (the workers follow scp, PDEATHSIG)
 	for _ in $(seq 1 100); do
 		[ -z "$(pgrep -P "$cpid" 2> /dev/null)" ] && [ -z "$(sftp_servers "$sshd")" ] && break
