@@ -14,6 +14,7 @@
 # of a small file 12 (old: 16), against openssh-lfn and stock 10.5p1 servers;
 # scp's 12 needs 0240 too (the first lookup with the SFTP init): without it
 # a capture that holds the connection's end counts 13.
+# Patches: 0103 0213 0214 0240
 . "$(dirname "$0")/../lib/sshenv.sh"
 [ -x "$STOCK_TREE/sshd" ] || { echo "stock build missing: skipped"; exit 77; }
 command -v tcpdump > /dev/null || { echo "FATAL: tcpdump missing (./install-deps installs it)"; exit 1; }

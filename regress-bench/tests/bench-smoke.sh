@@ -13,6 +13,7 @@
 # until 0260 is there).  machine.json must tell the builds apart by ssh -V
 # (0901).  clients.py (foreign clients, issue 30) runs two clients both
 # ways.  The emulated-link part needs root and a TUN.
+# Patches: 0260 0901
 . "$(dirname "$0")/../lib/sshenv.sh"
 trap lfn_cleanup EXIT
 lfn_env_init bench-smoke

@@ -4,6 +4,7 @@
 # /proc/cpuinfo) aes128-gcm@openssh.com is first in the default, else
 # chacha20-poly1305@openssh.com; an explicit Ciphers list is used as given;
 # `-v` says which and why; negotiation with stock follows the client.
+# Patches: 0302
 . "$(dirname "$0")/../lib/sshenv.sh"
 trap lfn_cleanup EXIT
 lfn_env_init fastpath-cipher-order

@@ -4,6 +4,7 @@
 # compressible/incompressible data, with stock 10.3p1 and the system ssh
 # on the other end; compressible data is still compressed; a stream that
 # does not compress is sent stored and compression resumes when it does.
+# Patches: 0304
 . "$(dirname "$0")/../lib/sshenv.sh"
 trap lfn_cleanup EXIT
 lfn_env_init fastpath-compress

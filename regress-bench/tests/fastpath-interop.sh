@@ -4,6 +4,7 @@
 # AVX2 in openssh-lfn, 0307), openssh-lfn talks to stock 10.3p1 both ways
 # and the system's ssh talks to openssh-lfn; uploads and downloads are
 # compared with cmp.  Odd sizes exercise partial blocks/packets.
+# Patches: 0307
 . "$(dirname "$0")/../lib/sshenv.sh"
 trap lfn_cleanup EXIT
 lfn_env_init fastpath-interop

@@ -9,6 +9,7 @@
 # above 256 KiB fail as the kernel would for a user 768 KiB or less from
 # the limit: the stdin pipe must stay at 64 KiB.  Without the shim it is
 # 256 KiB (as fastpath-session-pipes.sh checks).  Linux only.
+# Patches: 0308
 . "$(dirname "$0")/../lib/sshenv.sh"
 [ "$(uname -s)" = Linux ] || { echo "not Linux: skipped"; exit 77; }
 soft=$(cat /proc/sys/fs/pipe-user-pages-soft 2>/dev/null || echo 1)

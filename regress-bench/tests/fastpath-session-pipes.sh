@@ -5,6 +5,7 @@
 # 0309: channels read and send up to 128 KiB per poll (several packets of
 # the peer's maximum size).  Data must arrive intact both ways, between two
 # openssh-lfn peers and against stock in both roles.
+# Patches: 0308 0309
 . "$(dirname "$0")/../lib/sshenv.sh"
 trap lfn_cleanup EXIT
 lfn_env_init fastpath-session-pipes

@@ -6,6 +6,7 @@
 # test regress-bench/unit/umac-cpu.c builds umac.c with XGETBV simulated
 # (UMAC_NH_XGETBV): without YMM state the portable NH must be chosen.
 # x86-64 only (elsewhere there is no AVX2 NH to choose).
+# Patches: 0307
 . "$(dirname "$0")/../lib/sshenv.sh"
 . "$(dirname "$0")/../lib/unit.sh"
 trap lfn_cleanup EXIT

@@ -13,6 +13,7 @@
 #    buffer under a grown window) appends in amortised O(1) copies with a
 #    lagging consumer, stays within the window when the consumer stops,
 #    keeps every byte in order and still enforces max_size.
+# Patches: 0203 0301 0307
 . "$(dirname "$0")/../lib/sshenv.sh"
 . "$(dirname "$0")/../lib/unit.sh"
 trap lfn_cleanup EXIT

@@ -7,6 +7,7 @@
 #  - two that inflate to 16 MiB each must make ssh disconnect, saying
 #    "Decompressed packet too large" (the old series kept running with both
 #    16 MiB buffers; its VmRSS is printed).
+# Patches: 0303 0311
 . "$(dirname "$0")/../lib/sshenv.sh"
 trap lfn_cleanup EXIT
 lfn_env_init hostile-compress-bomb-client

@@ -8,6 +8,7 @@
 #    sshd logging "Decompressed packet too large";
 #  - the sshd-session's VmRSS must not grow by 8 MiB or more (the old series
 #    kept both inflated 16 MiB buffers for the connection's life).
+# Patches: 0303 0311
 . "$(dirname "$0")/../lib/sshenv.sh"
 trap lfn_cleanup EXIT
 lfn_env_init hostile-compress-bomb

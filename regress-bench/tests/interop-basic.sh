@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # interop-basic: openssh-lfn <-> stock 10.3p1 <-> the system's ssh, both
 # directions, with the build identity visible where patch 0901 says.
+# Patches: 0901
 . "$(dirname "$0")/../lib/sshenv.sh"
 trap lfn_cleanup EXIT
 lfn_env_init interop-basic

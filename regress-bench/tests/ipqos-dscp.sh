@@ -16,6 +16,7 @@
 # Asserted for LFN_TREE; the same checks run for STOCK_TREE are printed for
 # comparison only (stock 10.5p1 classifies as we do; 10.3p1 marked -W and
 # -D as interactive).
+# Patches: none
 . "$(dirname "$0")/../lib/sshenv.sh"
 
 [ "$(id -u)" -eq 0 ] || { echo "skipped: needs root (network namespaces)"; exit 77; }

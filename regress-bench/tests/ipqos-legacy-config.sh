@@ -6,6 +6,7 @@
 # deprecation warning and the documented mapping (patch 0102).  Values
 # that never were valid are still rejected.  The stock tree's behaviour
 # is printed for comparison (informational only).
+# Patches: 0102
 . "$(dirname "$0")/../lib/sshenv.sh"
 trap lfn_cleanup EXIT
 lfn_env_init ipqos-legacy-config

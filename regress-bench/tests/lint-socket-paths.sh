@@ -7,7 +7,8 @@
 # check` failed from ~/src/github/openssh-lfn).  Sockets go in $S, the short
 # private directory lfn_env_init makes (/tmp/lfn.XXXXXX).
 # The lint first checks itself on lines that must and must not be flagged.
-# Patches: none (the test tree)
+# (It checks the test tree, no patch.)
+# Patches: none
 . "$(dirname "$0")/../lib/sshenv.sh"
 
 lint() {

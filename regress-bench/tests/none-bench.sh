@@ -8,6 +8,7 @@
 # time) and the server (the post-auth sshd-session, from its
 # /proc stat read by the remote command when the data is in).
 # LFN_BENCH_RUNS (default 3) runs each; the median MB/s run is reported.
+# Patches: 0401
 . "$(dirname "$0")/../lib/sshenv.sh"
 trap lfn_cleanup EXIT
 [ "${LFN_BENCH:-0}" = 1 ] || { echo "benchmark: set LFN_BENCH=1 to run"; exit 77; }

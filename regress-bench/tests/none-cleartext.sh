@@ -8,7 +8,8 @@
 # data in clear (proof that the switch happened).  Also for a multiplexed
 # session started after the master switched (the master re-keys to
 # encryption for its requests, then switches again).
-# Patches: 0401, 0404 (the multiplexed session).
+# Needs: 0401, 0404 (the multiplexed session).
+# Patches: 0401 0404
 . "$(dirname "$0")/../lib/sshenv.sh"
 trap lfn_cleanup EXIT
 lfn_env_init none-cleartext

@@ -9,7 +9,8 @@
 #    master unseen), here one asking for a tty.
 # (~C added forwards need a tty session, which is never switched; the
 # client refuses none there as well.)
-# Patches: 0404 (the proxy client), 0405 (-W, ProxyJump).
+# Needs: 0404 (the proxy client), 0405 (-W, ProxyJump).
+# Patches: 0404 0405
 . "$(dirname "$0")/../lib/sshenv.sh"
 trap lfn_cleanup EXIT
 lfn_env_init none-fwd-gaps

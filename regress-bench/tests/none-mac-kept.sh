@@ -5,7 +5,8 @@
 # NoneMacEnabled yes on both ends the switch to cipher none keeps a real
 # MAC (client -vvv log, sshd log), and a byte flipped on the wire after
 # the switch is caught by the MAC (nothing corrupted is written).
-# Patches: 0401, 0406.
+# Needs: 0401, 0406.
+# Patches: 0401 0406
 . "$(dirname "$0")/../lib/sshenv.sh"
 . "$(dirname "$0")/../lib/none.sh"
 trap lfn_cleanup EXIT

@@ -5,7 +5,8 @@
 # every later one (RekeyLimit) use the first of the user's MACs, not
 # umac-64-etm moved to the front (a non-AEAD cipher, aes128-ctr, so the MAC
 # is negotiated).
-# Patches: 0401.
+# Needs: 0401.
+# Patches: 0401
 . "$(dirname "$0")/../lib/sshenv.sh"
 trap lfn_cleanup EXIT
 lfn_env_init none-mac-order

@@ -3,7 +3,8 @@
 # {no tty, tty} x {NoneMacEnabled no, yes}: which cipher and MAC end up in
 # use (client -v log, sshd log; NoneMacEnabled is ignored: the MAC always
 # stays), data identical, and a refusal never fails the connection.
-# Patches: 0401, 0406 (NoneMacEnabled).
+# Needs: 0401, 0406 (NoneMacEnabled).
+# Patches: 0401 0406
 . "$(dirname "$0")/../lib/sshenv.sh"
 trap lfn_cleanup EXIT
 lfn_env_init none-matrix

@@ -9,6 +9,7 @@
 #    switch: with the MAC the connection fails with a MAC error and only an
 #    intact prefix of the data is written; NoneMacEnabled yes on both ends
 #    changes nothing (it is ignored: the MAC always stays).
+# Patches: 0401 0406
 . "$(dirname "$0")/../lib/sshenv.sh"
 . "$(dirname "$0")/../lib/none.sh"
 trap lfn_cleanup EXIT

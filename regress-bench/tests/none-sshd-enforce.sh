@@ -13,7 +13,8 @@
 #    a mux client (-O forward -L / -R) after the switch are refused;
 #  - clients that never switch (ours without NoneEnabled, stock) keep their
 #    -L forwarding on a NoneEnabled sshd, also while it re-keys.
-# Patches: 0401, 0403.
+# Needs: 0401, 0403.
+# Patches: 0401 0403
 . "$(dirname "$0")/../lib/sshenv.sh"
 trap lfn_cleanup EXIT
 lfn_env_init none-sshd-enforce

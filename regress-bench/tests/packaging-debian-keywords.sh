@@ -3,6 +3,7 @@
 # (patch 0150-debian-config-compat) are accepted by the patched tree, so
 # the drop-in packages never refuse a Debian configuration; stock rejects
 # them (the test can fail).  The package-level swap is `make check-packaging`.
+# Patches: 0150
 . "$(dirname "$0")/../lib/sshenv.sh"
 trap lfn_cleanup EXIT
 lfn_env_init packaging-debian-keywords

@@ -9,6 +9,7 @@
 #    by ssh_packet_clear_kept() (called when idle and at channel free);
 #  - a 200 KiB packet's allocation is released, not kept;
 #  - a forked child does not send the parent's padding bytes.
+# Patches: 0303 0306
 . "$(dirname "$0")/../lib/sshenv.sh"
 . "$(dirname "$0")/../lib/unit.sh"
 trap lfn_cleanup EXIT

@@ -12,6 +12,7 @@
 #  - a request that fails after data came in drops the data with the
 #    channel, and the connection keeps working.
 # The round trips this saves are counted by sftp-small-roundtrips.sh.
+# Patches: 0242
 . "$(dirname "$0")/../lib/sshenv.sh"
 [ -x "$STOCK_TREE/sshd" ] || { echo "stock build missing: skipped"; exit 77; }
 lfn_paramiko_python

@@ -10,6 +10,7 @@
 # mode/times fsetstat that fails stays a message only, as upstream
 # (sftp-roundtrips.sh compares that with stock).  Stock scp exits 0 on any
 # failed truncate.
+# Patches: 0208 0209
 . "$(dirname "$0")/../lib/sshenv.sh"
 
 trap 'lfn_cleanup' EXIT

@@ -13,6 +13,7 @@
 #    none (and MAC none) is taken or refused as Match says;
 #  - DebianBanner (0150) is main-section only; HPNBufferSize is accepted
 #    (deprecated) in both.
+# Patches: 0150 0202 0205 0401 0406
 . "$(dirname "$0")/../lib/sshenv.sh"
 . "$(dirname "$0")/../lib/window.sh"
 trap 'lfn_cleanup; lfn_wan_cleanup' EXIT

@@ -9,6 +9,7 @@
 #  - the same with raised buffers (128 MiB): no hint at all.
 # The end-of-connection TCP report (congestion control, retransmissions)
 # appears in ssh -v.  No timing is asserted.  Needs root (namespaces).
+# Patches: 0251
 . "$(dirname "$0")/../lib/sshenv.sh"
 trap 'lfn_cleanup; lfn_wan_cleanup' EXIT
 lfn_env_init tcp-buffer-hint

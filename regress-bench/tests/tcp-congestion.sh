@@ -10,6 +10,7 @@
 # (net.ipv4.tcp_allowed_congestion_control; the client runs without
 # CAP_NET_ADMIN).  The kernel's default is left alone without the option.
 # Stock has no such keyword: the test fails there.
+# Patches: 0250
 . "$(dirname "$0")/../lib/sshenv.sh"
 trap lfn_cleanup EXIT
 lfn_env_init tcp-congestion

@@ -31,6 +31,7 @@
 # Throughput is measured by the receiver (wanperf) after the first seconds
 # (slow start) are left out.  A throughput check that fails is retried once,
 # since other work may share the machine's two cores.
+# Patches: none
 set -uo pipefail
 
 FULL=0

@@ -5,6 +5,7 @@
 # stays fixed; HPNDisabled (0205) turns growth off; every transfer is intact.
 # Growth is read from the receiver's log (ssh -v, or sshd at LogLevel
 # VERBOSE): "channel N: receive window A -> B".  No timing assertions.
+# Patches: 0202 0205
 . "$(dirname "$0")/../lib/sshenv.sh"
 . "$(dirname "$0")/../lib/window.sh"
 

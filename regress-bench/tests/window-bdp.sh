@@ -16,6 +16,7 @@
 # builds: up to 335 ms at 200 ms) let the window grow to 112M at 200 ms
 # (4.7 x BDP) and to 16M-64M at 50 ms: the test fails there.  Read from
 # the logs, no timing.
+# Patches: 0230 0232 0901
 . "$(dirname "$0")/../lib/sshenv.sh"
 . "$(dirname "$0")/../lib/window.sh"
 

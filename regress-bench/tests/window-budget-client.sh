@@ -23,6 +23,7 @@
 # deadlock), and once all those channels closed their growth is back: a
 # new download's window grows again.  No timing assertions (the sleeps
 # only let each channel ramp alone and its stalled window fill).
+# Patches: 0231
 . "$(dirname "$0")/../lib/sshenv.sh"
 . "$(dirname "$0")/../lib/window.sh"
 

@@ -13,6 +13,7 @@
 # queue's allocation policy) + slack.  Without a budget each window grows
 # on its own (20 x ~12.5 MB).  Also: ssh -G / sshd -T print the option.
 # No timing assertions (the sleeps only let each channel ramp alone).
+# Patches: 0231
 . "$(dirname "$0")/../lib/sshenv.sh"
 . "$(dirname "$0")/../lib/window.sh"
 

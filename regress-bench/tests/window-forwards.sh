@@ -7,7 +7,8 @@
 # the receiving end's log ("channel N: receive window A -> B"): the outer
 # client's -v log when data flows towards it, sshd's VERBOSE log otherwise.
 # No timing assertions.
-# Patches: 0202, 0205 (its sshd_config sets HPNDisabled in a Match block).
+# Needs: 0202, 0205 (its sshd_config sets HPNDisabled in a Match block).
+# Patches: 0202 0205
 . "$(dirname "$0")/../lib/sshenv.sh"
 . "$(dirname "$0")/../lib/window.sh"
 

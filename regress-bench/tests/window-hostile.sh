@@ -19,6 +19,7 @@
 #    the client must disconnect with a protocol error ("peer ignored
 #    channel window"), not die in fatal() at the 128 MiB buffer limit.
 # The sshd side of finding 13 (tty) is window-tty-fixed.sh.
+# Patches: 0201 0202 0203
 . "$(dirname "$0")/../lib/sshenv.sh"
 lfn_paramiko_python
 trap 'lfn_cleanup' EXIT

@@ -4,6 +4,7 @@
 # path stays intact, and the receiver's side decides whether the window
 # grows (an lfn receiver grows, a stock one keeps its 2 MiB).  Also scp,
 # sftp put/get/reput/reget, -R/-B overrides and rsync -e ssh.
+# Patches: 0202 0206
 . "$(dirname "$0")/../lib/sshenv.sh"
 . "$(dirname "$0")/../lib/window.sh"
 [ -x "$STOCK_TREE/sshd" ] || { echo "stock build missing: skipped"; exit 77; }

@@ -17,8 +17,9 @@
 # RACK's quarter min RTT; measured up to 1.18 x in 30 runs, and up to
 # 1.4 x when the span was four RTTs).  The same bound at 2x without loss
 # is window-bdp.sh's.  Read from the logs, no timing.
-# Patches: 0232 (0230 the BDP, 0250 TCPCongestionControl, 0901 the peer
+# Needs: 0232 (0230 the BDP, 0250 TCPCongestionControl, 0901 the peer
 # recognised as openssh-lfn).
+# Patches: 0230 0232 0250 0901
 . "$(dirname "$0")/../lib/sshenv.sh"
 . "$(dirname "$0")/../lib/window.sh"
 

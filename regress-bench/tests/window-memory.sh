@@ -11,6 +11,7 @@
 # so old + new < 3 x the window + slack.
 # Then 16 concurrent scp uploads to one sshd complete intact within 16 x
 # the per-connection bound.  No timing assertions.
+# Patches: 0202 0203
 . "$(dirname "$0")/../lib/sshenv.sh"
 . "$(dirname "$0")/../lib/window.sh"
 

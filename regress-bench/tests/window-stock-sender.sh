@@ -5,7 +5,8 @@
 # openssh-lfn sender on the same sshd keeps growing past it.  On an emulated
 # 1 Gbit/s x 200 ms link (BDP 25 MB, so both would grow beyond 15 MiB),
 # read from sshd's log ("receive window A -> B"), no timing.
-# Patches: 0215, 0901 (the " lfn" banner that identifies our own sender).
+# Needs: 0215, 0901 (the " lfn" banner that identifies our own sender).
+# Patches: 0215 0901
 . "$(dirname "$0")/../lib/sshenv.sh"
 [ -x "$STOCK_TREE/ssh" ] || { echo "stock build missing: skipped"; exit 77; }
 CAP=15728640

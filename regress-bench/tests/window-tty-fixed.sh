@@ -8,6 +8,7 @@
 # sshd's log (LogLevel VERBOSE) must show no "receive window A -> B" for
 # it, while a no-tty upload's window does grow (the link allows it).
 # The X11 and overrun cases are in window-hostile.sh.  No timing assertions.
+# Patches: 0202
 . "$(dirname "$0")/../lib/sshenv.sh"
 . "$(dirname "$0")/../lib/window.sh"
 
