@@ -6,7 +6,7 @@
 # all, so a number in prose elsewhere cannot tie a test to a patch.
 # Patches: none
 . "$(dirname "$0")/../lib/sshenv.sh"
-repo=$(cd "$(dirname "$0")/../.." && pwd)
+repo=$LFN_TOP
 tid "one parsed # Patches: line per test, naming patches that exist"
 n=0
 for t in "$repo"/regress-bench/tests/*.sh; do
