@@ -25,6 +25,10 @@ import subprocess
 import sys
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from benchlib import (MULTI_TOOLS, TOOLS, fmt_dur, fmt_loss, fmt_mbs,  # noqa: E402,F401
+                      tool_conns)
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.abspath(os.path.join(HERE, "..", ".."))
 SSHENV = os.path.join(TOP, "regress-bench", "lib", "sshenv.sh")
@@ -34,12 +38,6 @@ MIB = 1 << 20
 WINDOW = 2 * MIB          # stock's session channel window (64 x 32 KiB)
 ADDR_B = "198.18.0.2"     # wanemu: sshd/iperf3 server side (namespace b)
 
-TOOLS = ["ssh-up", "ssh-down", "scp-up", "scp-down", "scp-O-up",
-         "sftp-put", "sftp-get", "rsync-up"]
-# one transfer over N connections: TOOL-xN runs TOOL with -X connections=N
-# (scp/sftp of the lfn tree, patch 0260; stock has no such option); TOOL-x1
-# is TOOL itself, and a literal "-xN" takes N from --connections
-MULTI_TOOLS = ["scp-up", "scp-down", "sftp-put", "sftp-get"]
 CIPHERS = ["default", "aes128-gcm", "chacha20", "none"]
 CIPHER_NAME = {"aes128-gcm": "aes128-gcm@openssh.com",
                "chacha20": "chacha20-poly1305@openssh.com",
@@ -117,12 +115,6 @@ def parse_rate(r):
     return float(m.group(1)) * {"": 1, "k": 1e3, "m": 1e6, "g": 1e9}[m.group(2)]
 
 
-def tool_conns(tool):
-    """'scp-up-x4' -> ('scp-up', 4); 'ssh-up' -> ('ssh-up', 1)."""
-    m = re.fullmatch(r"(.*)-x(\d+)", tool)
-    return (m.group(1), int(m.group(2))) if m and m.group(1) in MULTI_TOOLS else (tool, 1)
-
-
 def tool_dir(tool):
     return "down" if tool_conns(tool)[0].endswith(("-down", "-get")) else "up"
 
@@ -146,17 +138,6 @@ def expand_tools(tools, connections):
     return out
 
 
-def fmt_dur(s):
-    s = int(max(0, s))
-    return "%dm%02ds" % (s // 60, s % 60) if s >= 60 else "%ds" % s
-
-
-def fmt_mbs(v):
-    if v is None:
-        return "–"
-    return "%.0f" % v if v >= 100 else ("%.1f" % v if v >= 10 else "%.2f" % v)
-
-
 def parse_loss(p):
     """'1e-4' -> 0.0001: random loss per wire packet, 0 <= P < 1."""
     try:
@@ -166,14 +147,6 @@ def parse_loss(p):
     if not 0.0 <= v < 1.0 or "%" in p:
         raise ValueError("bad loss '%s' (a fraction of wire packets, 0 <= P < 1, e.g. 1e-4)" % p)
     return v
-
-
-def fmt_loss(loss):
-    """0.0001 -> '1e-4', 2.5e-05 -> '2.5e-5', 0.01 -> '0.01'"""
-    if loss == 0 or loss >= 0.01:
-        return "%g" % loss
-    m, e = ("%.3e" % loss).split("e")
-    return "%se%d" % (m.rstrip("0").rstrip("."), int(e))
 
 
 def proc_children():

@@ -14,6 +14,9 @@ import os
 import statistics
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from benchlib import fmt_loss, fmt_mbs as fmt, tool_conns  # noqa: E402
+
 MIB = 1 << 20
 WINDOW = 2 * MIB
 TOOL_ORDER = ["ssh-up", "ssh-down", "scp-up", "scp-down", "scp-O-up",
@@ -49,33 +52,9 @@ def link_key(lab):
     return (1, rtt, rate, loss, cc)
 
 
-def tool_conns(tool):
-    """'scp-up-x4' -> ('scp-up', 4)"""
-    base, _, n = tool.rpartition("-x")
-    return (base, int(n)) if base in TOOL_ORDER and n.isdigit() else (tool, 1)
-
-
 def tool_key(tool):
     base, n = tool_conns(tool)
     return (TOOL_ORDER.index(base) if base in TOOL_ORDER else 99, n)
-
-
-def fmt_loss(loss):
-    """0.0001 -> '1e-4', 2.5e-05 -> '2.5e-5', 0.01 -> '0.01'"""
-    if loss == 0 or loss >= 0.01:
-        return "%g" % loss
-    m, e = ("%.3e" % loss).split("e")
-    return "%se%d" % (m.rstrip("0").rstrip("."), int(e))
-
-
-def fmt(v, digits=None):
-    if v is None:
-        return "–"
-    if v >= 100:
-        return "%.0f" % v
-    if v >= 10:
-        return "%.1f" % v
-    return "%.2f" % v
 
 
 def fmt_ratio(v):

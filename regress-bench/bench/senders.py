@@ -39,7 +39,8 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from bench import (Env, Link, MIB, TOP, die, fmt_dur, link_down, link_info, log, results_log,      # noqa: E402
+from bench import (Env, Link, MIB, TOP, die, fmt_dur, fmt_mbs as fmt, link_down, link_info, log,  # noqa: E402
+                   results_log,
                    machine_info, median, parse_rate, parse_size, sshd_child_cpu,
                    sshd_children, wanemu_down, wanemu_up)
 
@@ -707,12 +708,6 @@ def run_link(m, env, args, link, senders, policies, data, emit, missing, done, t
 
 # --------------------------------------------------------------------------
 # the table
-
-def fmt(v):
-    if v is None:
-        return "–"
-    return "%.0f" % v if v >= 100 else ("%.1f" % v if v >= 10 else "%.2f" % v)
-
 
 def fmt_win(b):
     if b is None:
