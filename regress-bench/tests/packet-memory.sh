@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # packet-memory: the kept packet buffers and the padding pool (patches
-# 0303/0306; issue 20, findings 6, 7 and 12), by a unit test built
+# 0303/0306/0312; issue 20, findings 6, 7 and 12), by a unit test built
 # against the tree's objects (regress-bench/unit/packet-buffers.c, which
 # compiles the tree's packet.c into itself):
 #  - a received packet's plaintext (a USERAUTH_REQUEST) is cleared once
@@ -9,7 +9,7 @@
 #    by ssh_packet_clear_kept() (called when idle and at channel free);
 #  - a 200 KiB packet's allocation is released, not kept;
 #  - a forked child does not send the parent's padding bytes.
-# Patches: 0303 0306
+# Patches: 0303 0306 0312
 . "$(dirname "$0")/../lib/sshenv.sh"
 . "$(dirname "$0")/../lib/unit.sh"
 trap lfn_cleanup EXIT
