@@ -1,6 +1,6 @@
 /*
  * packet_fuzz: fuzzed packets through a post-authentication packet state
- * with zlib@openssh.com compression on (patches 0303, 0304, 0311; 0301 for
+ * with zlib@openssh.com compression on (patches 0303, 0304; 0301 for
  * chacha20-poly1305).  README.md describes the input format.
  *
  * The state comes from ssh_packet_set_state() (what sshd's privsep uses),

@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # hostile-compress-bomb: a hostile client (regress-bench/hostile/
 # compress-bomb.py, paramiko) sends compressed SSH2_MSG_IGNORE packets after
-# auth (issue 20, finding 6; patches 0303/0311):
+# auth (issue 20, finding 6; patches 0303/0304):
 #  - a 200 KiB one (below PACKET_MAX_SIZE, what any peer may send
 #    uncompressed) must be accepted;
 #  - two that inflate to 16 MiB each must get the client disconnected,
 #    sshd logging "Decompressed packet too large";
 #  - the sshd-session's VmRSS must not grow by 8 MiB or more (the old series
 #    kept both inflated 16 MiB buffers for the connection's life).
-# Patches: 0303 0311
+# Patches: 0303 0304
 . "$(dirname "$0")/../lib/sshenv.sh"
 trap lfn_cleanup EXIT
 lfn_env_init hostile-compress-bomb
