@@ -68,7 +68,10 @@ def barrier(t):
     before (or the connection is gone)."""
     if not t.is_active():
         return False
-    t.global_request("keepalive@openssh.com", wait=True)
+    try:
+        t.global_request("keepalive@openssh.com", wait=True)
+    except (EOFError, OSError, paramiko.SSHException):
+        return False    # the server closed it while we asked
     time.sleep(0.2)
     return t.is_active()
 
