@@ -226,6 +226,8 @@ class Env:
         self.args = args
         self.out = outdir
         self.trees = {"stock": args.stock_tree, "lfn": args.lfn_tree}
+        if "hpn" in args.trees:
+            self.trees["hpn"] = args.hpn_tree
         self.name = "bench-%d" % os.getpid()
         self.T = None
         self.sshd = {}          # tree -> (pid, port, log)
@@ -286,8 +288,8 @@ class Env:
             if self.none_ok[t]:
                 extra += "NoneEnabled yes\n"
             # BENCH_SSHD_OPTIONS: sshd_config lines (";"-separated) for the
-            # trees other than stock, e.g. "MaxChannelWindow 2M" for an A/B
-            if t != "stock" and os.environ.get("BENCH_SSHD_OPTIONS"):
+            # lfn tree, e.g. "MaxChannelWindow 2M" for an A/B
+            if t == "lfn" and os.environ.get("BENCH_SSHD_OPTIONS"):
                 extra += "".join(o.strip() + "\n" for o in
                                  os.environ["BENCH_SSHD_OPTIONS"].split(";") if o.strip())
             out = self.bash('lfn_sshd_start "$1" "$2" "$3" && echo "$SSHD_PID $SSHD_LOG"',
@@ -423,6 +425,8 @@ def client_cmd(env, tree, link, tool, cipher, comp, src, dst):
         opts += ["-m", CIPHER_MAC[cipher]]
     elif cipher == "none":
         opts += ["-o", "NoneEnabled=yes"]
+        if tree == "hpn":
+            opts += ["-o", "NoneSwitch=yes"]     # HPN-SSH asks for both
     if comp:
         opts += ["-C"]
     port = env.sshd[tree][1]
@@ -954,7 +958,8 @@ def main():
                     "tool and link; default: the profile's cipher matrix)")
     ap.add_argument("--no-compression", action="store_true", help="no compression (-C) points")
     ap.add_argument("--compression", action="store_true", help="compression point on every link")
-    ap.add_argument("--trees", default="stock,lfn", help="comma list: stock,lfn (default both)")
+    ap.add_argument("--trees", default="stock,lfn",
+                    help="comma list: stock,lfn,hpn (default stock,lfn; hpn: HPN-SSH, see --hpn-tree)")
     ap.add_argument("--runs", type=int, default=3, help="measured runs per point (3)")
     ap.add_argument("--no-warmup", action="store_true", help="no warm-up run (needs --size)")
     ap.add_argument("--size", type=parse_size, help="fixed transfer size (e.g. 512M); default: "
@@ -983,6 +988,11 @@ def main():
     ap.add_argument("--dry-run", action="store_true", help="print the points and exit")
     ap.add_argument("--lfn-tree", default=os.environ.get("LFN_TREE", os.path.join(TOP, "openssh-portable")))
     ap.add_argument("--stock-tree", default=os.environ.get("STOCK_TREE", os.path.join(TOP, "build", "stock")))
+    hpn_default = os.path.join(TOP, "build", "hpn", "tree")
+    ap.add_argument("--hpn-tree", default=os.environ.get("HPN_TREE") or
+                    (hpn_default if os.path.isdir(hpn_default) else None),
+                    help="HPN-SSH programs under OpenSSH's names (default $HPN_TREE, or "
+                         "build/hpn/tree from regress-bench/bench/build-hpn)")
     args = ap.parse_args()
     if not re.fullmatch(r"raised|debian|host|[0-9]+:[0-9]+", args.tcp_buffers):
         ap.error("--tcp-buffers: raised, debian, host or RMEM:WMEM")
@@ -1046,7 +1056,7 @@ def main():
         if bad:
             die("--tools: unknown %s (choose from %s, or TOOL-xN for %s)" %
                 (",".join(bad), ",".join(TOOLS), ",".join(MULTI_TOOLS)))
-    for opt, allowed in (("ciphers", CIPHERS + ["aes128-ctr"]), ("trees", ["stock", "lfn"])):
+    for opt, allowed in (("ciphers", CIPHERS + ["aes128-ctr"]), ("trees", ["stock", "lfn", "hpn"])):
         v = getattr(args, opt)
         if v is not None:
             v = v.split(",")
@@ -1060,8 +1070,11 @@ def main():
         die("--tcp-bytes needs --size (TCP moves that file)")
     trees = args.trees
 
+    if "hpn" in trees and not args.hpn_tree:
+        die("--trees hpn: no HPN-SSH tree (--hpn-tree, HPN_TREE, or build it: "
+            "regress-bench/bench/build-hpn SOURCE)")
     for t in trees:
-        d = args.stock_tree if t == "stock" else args.lfn_tree
+        d = {"stock": args.stock_tree, "lfn": args.lfn_tree, "hpn": args.hpn_tree}[t]
         for prog in ("ssh", "sshd", "sshd-session", "scp", "sftp", "sftp-server"):
             if not os.access(os.path.join(d, prog), os.X_OK):
                 die("%s build incomplete: %s/%s missing (make all)" % (t, d, prog))
@@ -1084,7 +1097,7 @@ def main():
     est_per_point = len(trees) * (args.runs * (args.target_time + 0.3) + (2.0 if args.no_warmup else 12.0))
     # the estimate: the points each tree runs (-xN: lfn only), raw TCP
     est = sum(len(link_ccs(p[0])) * (est_per_point / len(trees)) *
-              len([t for t in trees if t != "stock" or p[1] not in lfn_only]) for p in points) + \
+              len([t for t in trees if t == "lfn" or p[1] not in lfn_only]) for p in points) + \
         sum(len(link_ccs(l)) * n_tcp * args.tcp_runs * (args.tcp_seconds + 1) for l in args.link_objs)
     if args.dry_run:
         for link in args.link_objs:
@@ -1266,7 +1279,7 @@ def run_point(env, args, prog, link, cc, lname, tool, cipher, comp, trees, tcp, 
     label = "%s %s %s%s" % (lname, tool, cipher, " +C" if comp else "")
     conns = tool_conns(tool)[1]
     active = [t for t in trees if (cipher != "none" or env.none_ok[t]) and
-              (conns == 1 or t != "stock")]
+              (conns == 1 or t == "lfn")]
     for t in trees:
         if t not in active:
             prog.done += 1

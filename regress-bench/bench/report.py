@@ -153,6 +153,28 @@ def table(agg, tcp):
     return lines, sorted(notes)
 
 
+def hpn_table(agg, tcp):
+    """stock, openssh-lfn and HPN-SSH side by side, when the run had HPN-SSH."""
+    keys = sorted({k[:4] for k in agg if k[4] == "hpn"},
+                  key=lambda k: (link_key(k[0]), tool_key(k[1]),
+                                 k[3], CIPHER_ORDER.index(k[2]) if k[2] in CIPHER_ORDER else 9))
+    if not keys:
+        return []
+    lines = ["| link | cc | tool | cipher | stock MB/s | lfn MB/s | HPN-SSH MB/s | lfn/HPN | raw TCP MB/s "
+             "| CPU s/GB client/server stock · lfn · HPN |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    for k in keys:
+        link, tool, cipher, comp = k
+        s, l, h = (agg.get(k + (t,)) for t in ("stock", "lfn", "hpn"))
+        t = tcp.get((link, (l or h)["dir"], 1))
+        cpu = " · ".join("%s / %s" % (fmt(x["cpu_c"]), fmt(x["cpu_s"])) if x else "–" for x in (s, l, h))
+        lines.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            split_label(link)[0], split_label(link)[1] or "–", tool, cipher + (" +C" if comp else ""),
+            cell(s), cell(l), cell(h), fmt_ratio(l["mbs"] / h["mbs"] if l and h else None),
+            fmt(t), cpu))
+    return lines
+
+
 def ceiling_note(agg):
     """stock's numbers against the window / RTT arithmetic."""
     out = []
@@ -448,6 +470,12 @@ def write_all(outdir, rows, machine, plots_on=True, plots=None):
            "expect noise.", ""]
     md += tl
     md += [""] + notes
+    ht = hpn_table(agg, tcp)
+    if ht:
+        md += ["", "## against HPN-SSH", "",
+               "HPN-SSH built by regress-bench/bench/build-hpn (%s), each tree's own sshd on the "
+               "same link; \"default\" is each tree's default cipher." % machine.get("ssh -V hpn", "?"),
+               ""] + ht
     ct = conns_table(agg, tcp)
     if ct:
         md += ["", "## one vs N connections, one vs N TCP streams", "",
