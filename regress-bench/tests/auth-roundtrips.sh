@@ -9,12 +9,14 @@
 #  - 0213: the "none" request rides with SERVICE_REQUEST (OpenSSH servers);
 #  - 0214: an unencrypted key file signs at once (no PK_OK round trip),
 #    while agent keys and encrypted keys keep the query, and a key the
-#    server refuses just fails over to the next one.
-# `ssh true` must take at most 7 round trips (the old series: 11) and `scp`
-# of a small file 12 (old: 16), against openssh-lfn and stock 10.5p1 servers;
-# scp's 12 needs 0240 too (the first lookup with the SFTP init): without it
-# a capture that holds the connection's end counts 13.
-# Patches: 0103 0213 0214 0240
+#    server refuses just fails over to the next one;
+#  - 0216: that signature (or the query) is the first userauth request,
+#    with the service request, instead of "none"; an RSA key (its
+#    signature algorithm needs the server's EXT_INFO) keeps "none" first.
+# `ssh true` must take at most 6 round trips (the old series: 11) and `scp`
+# of a small file 11 (old: 16), against openssh-lfn and stock 10.5p1 servers;
+# scp's 11 needs 0240 too (the first lookup with the SFTP init).
+# Patches: 0103 0213 0214 0216 0240
 . "$(dirname "$0")/../lib/sshenv.sh"
 [ -x "$STOCK_TREE/sshd" ] || { echo "stock build missing: skipped"; exit 77; }
 command -v tcpdump > /dev/null || { echo "FATAL: tcpdump missing (./install-deps installs it)"; exit 1; }
@@ -32,26 +34,28 @@ head -c 10240 /dev/urandom > "$T/small"
 
 for srv in lfn:$p_lfn stock:$p_stk; do
 	name=${srv%%:*} port=${srv#*:}
-	tid "ssh true against $name sshd: at most 7 round trips"
+	tid "ssh true against $name sshd: at most 6 round trips"
 	captured "$port" lfn_ssh "$LFN_TREE" -n "$NA" -h "$ADDR" "$port" -vvv lfnpeer true \
 	    < /dev/null 2> "$T/true-$name.log" || fail "ssh true failed"
-	check_rt "ssh true ($name)" 7
+	check_rt "ssh true ($name)" 6
 	grep -q "sending initial userauth request with service request" "$T/true-$name.log" ||
 	    fail "first userauth request not sent with the service request"
+	grep -q 'First userauth request: publickey, no "none" probe' "$T/true-$name.log" ||
+	    fail "the first userauth request was not the key's signature"
 	grep -q "Signing with unencrypted key at once: .*id_ed25519" "$T/true-$name.log" ||
 	    fail "unencrypted key not signed at once"
 	grep -q "Server accepts key" "$T/true-$name.log" && fail "client waited for PK_OK"
 
-	tid "scp up and down of 10 kB against $name sshd: at most 12 round trips"
+	tid "scp up and down of 10 kB against $name sshd: at most 11 round trips"
 	rm -f "$T/home/up" "$T/down"
 	captured "$port" lfn_scp "$LFN_TREE" -n "$NA" -h "$ADDR" "$port" -q "$T/small" "lfnpeer:$T/home/up" \
 	    < /dev/null || fail "scp upload failed"
 	cmp -s "$T/small" "$T/home/up" || fail "upload corrupted"
-	check_rt "scp up ($name)" 12
+	check_rt "scp up ($name)" 11
 	captured "$port" lfn_scp "$LFN_TREE" -n "$NA" -h "$ADDR" "$port" -q "lfnpeer:$T/small" "$T/down" \
 	    < /dev/null || fail "scp download failed"
 	cmp -s "$T/small" "$T/down" || fail "download corrupted"
-	check_rt "scp down ($name)" 12
+	check_rt "scp down ($name)" 11
 done
 
 tid "keys that may ask the user something keep the query"
@@ -74,6 +78,15 @@ grep -q "Authenticated to .* using \"publickey\"" "$T/other.log" || fail "not au
 other_fp=$("$kg" -lf "$T/id_other.pub" | awk '{print $2}')
 n=$(grep -c "Failed publickey for .*$other_fp" "$lfn_log_sshd")
 [ "$n" = 1 ] || fail "server logged $n failures for the refused key (expected 1)"
+
+tid "an RSA key keeps \"none\" first (its signature algorithm comes with EXT_INFO)"
+"$kg" -q -t rsa -b 2048 -N '' -f "$T/id_rsa" -C rsa || fail "keygen"
+cat "$T/id_rsa.pub" >> "$T/authorized_keys"
+lfn_ssh "$LFN_TREE" -n "$NA" -h "$ADDR" "$p_lfn" -vvv -i "$T/id_rsa" lfnpeer true \
+    < /dev/null 2> "$T/rsa.log" || fail "login with an RSA key failed"
+grep -q 'First userauth request: publickey' "$T/rsa.log" && fail "RSA key sent before EXT_INFO"
+grep -q "Signing with unencrypted key at once: .*id_rsa" "$T/rsa.log" || fail "RSA key not signed at once after none"
+grep -q "Authenticated to .* using \"publickey\"" "$T/rsa.log" || fail "not authenticated with the RSA key"
 
 tid "an agent key keeps the query (the agent may ask for confirmation)"
 # an agent key: the agent may ask for confirmation, so the query stays

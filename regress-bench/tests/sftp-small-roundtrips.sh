@@ -19,7 +19,8 @@
 # and our sshd logs no window problem.
 # openssh-lfn client against stock 10.5p1 servers: scp up, scp down at
 # most 12 round trips, sftp put 11, sftp get 12 (the series before 0240:
-# 13, 13, 14, 14; before 0243: 12, 12, 12, 13); against our sshd (0242)
+# 13, 13, 14, 14; before 0243: 12, 12, 12, 13; 0216 takes one more off
+# each, checked by auth-roundtrips.sh); against our sshd (0242)
 # 11, 11, 10, 11; against Debian 9.2p1's sshd and sftp-server
 # (regress-bench/lib/debian-sshd, unpacked by run-tests; DEB92_SSHD=PATH
 # for another) one more each than against stock (its login takes one
