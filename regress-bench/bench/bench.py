@@ -226,7 +226,7 @@ class Env:
         self.args = args
         self.out = outdir
         self.trees = {"stock": args.stock_tree, "lfn": args.lfn_tree}
-        if "hpn" in args.trees:
+        if "hpn" in (getattr(args, "trees", None) or ()):    # clients.py, senders.py: no trees
             self.trees["hpn"] = args.hpn_tree
         self.name = "bench-%d" % os.getpid()
         self.T = None
