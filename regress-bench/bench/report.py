@@ -106,14 +106,19 @@ def cell(st):
     return "%s (%s–%s)" % (fmt(st["mbs"]), fmt(st["mbs_min"]), fmt(st["mbs_max"]))
 
 
+def point_key(k):
+    """Sort order of a (link, tool, cipher, compression) point in the tables."""
+    return (link_key(k[0]), tool_key(k[1]), k[3],
+            CIPHER_ORDER.index(k[2]) if k[2] in CIPHER_ORDER else 9)
+
+
 def table(agg, tcp):
     lines = ["| link | cc | tool | cipher | stock MB/s med (min–max) | lfn MB/s med (min–max) | lfn/stock "
              "| raw TCP MB/s | lfn/TCP | stock window ceiling (2 MiB/RTT) | stock/ceiling "
              "| CPU s/GB stock client/server | CPU s/GB lfn client/server | s/run stock/lfn |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     keys = sorted({k[:4] for k in agg},
-                  key=lambda k: (link_key(k[0]), tool_key(k[1]),
-                                 k[3], CIPHER_ORDER.index(k[2]) if k[2] in CIPHER_ORDER else 9))
+                  key=point_key)
     notes = set()
     for k in keys:
         link, tool, cipher, comp = k
@@ -156,8 +161,7 @@ def table(agg, tcp):
 def hpn_table(agg, tcp):
     """stock, openssh-lfn and HPN-SSH side by side, when the run had HPN-SSH."""
     keys = sorted({k[:4] for k in agg if k[4] == "hpn"},
-                  key=lambda k: (link_key(k[0]), tool_key(k[1]),
-                                 k[3], CIPHER_ORDER.index(k[2]) if k[2] in CIPHER_ORDER else 9))
+                  key=point_key)
     if not keys:
         return []
     lines = ["| link | cc | tool | cipher | stock MB/s | lfn MB/s | HPN-SSH MB/s | lfn/HPN | raw TCP MB/s "
