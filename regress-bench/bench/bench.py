@@ -115,6 +115,11 @@ def parse_rate(r):
     return float(m.group(1)) * {"": 1, "k": 1e3, "m": 1e6, "g": 1e9}[m.group(2)]
 
 
+# tools whose own fixed cost (a 10 kB transfer) is measured beside ssh true
+FIXED_TOOLS = ("scp-up", "scp-down", "scp-O-up", "sftp-put", "sftp-get", "ssh-up", "ssh-down")
+FIXED_SIZE = 10240
+
+
 def tool_dir(tool):
     return "down" if tool_conns(tool)[0].endswith(("-down", "-get")) else "up"
 
@@ -919,6 +924,20 @@ def plan_size(fit, setup, args, cached=()):
     return down if down >= lo else up
 
 
+def cpu_load(n):
+    """Start n busy loops (a competing CPU load, --cpu-load)."""
+    return [subprocess.Popen([sys.executable, "-c", "while True: pass"],
+                             stdin=subprocess.DEVNULL) for _ in range(n)]
+
+
+def cpu_load_stop(procs):
+    for p in procs:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    del procs[:]
+
+
 def round_size(b):
     """Round up to a coarse grid, so that points and trees share data files
     (each new size is gigabytes to write): 4 MiB steps up to 64 MiB, above
@@ -984,6 +1003,9 @@ def main():
     ap.add_argument("--data-dir", help="where the random data files live (build/bench/data)")
     ap.add_argument("--data-cache", type=parse_size, default=parse_size("16G"),
                     help="max bytes of cached data files (16G)")
+    ap.add_argument("--cpu-load", type=int, default=0, metavar="N",
+                    help="N busy loops (one core each, nice 0) run from the first measurement to "
+                         "the last: ssh, sshd and raw TCP alike compete with them for the CPU (0)")
     ap.add_argument("--no-plots", action="store_true")
     ap.add_argument("--dry-run", action="store_true", help="print the points and exit")
     ap.add_argument("--lfn-tree", default=os.environ.get("LFN_TREE", os.path.join(TOP, "openssh-portable")))
@@ -1157,7 +1179,13 @@ def main():
                     est_per_point / max(1, len(trees)))
     wall0 = time.monotonic()
 
+    load = cpu_load(args.cpu_load)
+    if load:
+        log("bench: %d busy loop(s) compete for the CPU (--cpu-load)" % len(load))
+        machine["cpu load"] = "%d busy loop(s), nice 0 (--cpu-load)" % len(load)
+
     def cleanup(*_):
+        cpu_load_stop(load)
         env.stop_sshds()
         for l in list(env.cleanup_links):
             wanemu_down(env, l)
@@ -1309,6 +1337,22 @@ def run_point(env, args, prog, link, cc, lname, tool, cipher, comp, trees, tcp, 
                     v.append(r["wall"])
             setup[key] = median(v) if v else 0.0
             emit(dict(base, kind="setup", tree=t, run=-2, seconds=setup[key], samples=v))
+    # scp/sftp: the tool's own fixed cost (the SFTP session's round trips),
+    # median of 3 transfers of a 10 kB file; the report splits the tool's
+    # difference from ssh into it and the data phase (report.py sftp_table)
+    if tool_conns(tool)[0] in FIXED_TOOLS and conns == 1:
+        for t in active:
+            key = (t, cipher, comp, tool)
+            if key in setup:
+                continue
+            v = []
+            for i in range(3):
+                r = run_once(env, t, link, tool, cipher, comp, FIXED_SIZE)
+                if r["rc"] == 0:
+                    v.append(r["wall"])
+            setup[key] = median(v) if v else None
+            emit(dict(base, kind="fixed", tree=t, run=-2, size=FIXED_SIZE, seconds=setup[key],
+                      setup_s=setup[(t, cipher, comp)], samples=v))
     expect = tcp.get((tool_dir(tool), conns)) or tcp.get((tool_dir(tool), 1)) or \
         (300.0 if link.loopback else parse_rate(link.rate) / 8e6)
     # the size of a measured run comes from the warm-ups: a transfer costs

@@ -179,6 +179,50 @@ def hpn_table(agg, tcp):
     return lines
 
 
+def sftp_table(rows, agg):
+    """scp and sftp against ssh in the same direction, per link and tree:
+    the difference split into the tool's own fixed cost (a 10 kB transfer,
+    kind "fixed", beyond ssh's) and the data phase (MB/s net of each tool's
+    own fixed cost)."""
+    fixed = {(label(r), r["tool"], r["cipher"], bool(r["compression"]), r["tree"]): r["seconds"]
+             for r in rows if r.get("kind") == "fixed" and r.get("seconds")}
+    walls = {}
+    for r in rows:
+        if r.get("kind") == "ssh" and r.get("run", -1) >= 0 and r.get("valid"):
+            k = (label(r), r["tool"], r["cipher"], bool(r["compression"]), r["tree"])
+            walls.setdefault(k, []).append((r["size"], r["wall"]))
+
+    def phase(k):
+        f = fixed.get(k)
+        if f is None or k not in walls:
+            return None
+        return statistics.median(sz / max(w - f, 1e-3) / 1e6 for sz, w in walls[k])
+
+    lines = []
+    for k in sorted(agg, key=lambda k: (point_key(k[:4]), k[4])):
+        link, tool, cipher, comp, tree = k
+        if tool_conns(tool)[1] != 1 or not tool.startswith(("scp", "sftp")):
+            continue
+        ref = (link, "ssh-" + agg[k]["dir"], cipher, comp, tree)
+        if ref not in agg:
+            continue
+        rtt = agg[k]["rtt"]
+        extra = fixed[k] - fixed[ref] if k in fixed and ref in fixed else None
+        pt, pr = phase(k), phase(ref)
+        lines.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            split_label(link)[0], split_label(link)[1] or "–", tree, tool, cipher + (" +C" if comp else ""),
+            fmt(agg[ref]["mbs"]), fmt(agg[k]["mbs"]), fmt_ratio(agg[k]["mbs"] / agg[ref]["mbs"]),
+            "–" if extra is None else "%.0f ms%s" % (extra * 1e3, " (%.1f RTT)" % (extra * 1e3 / rtt)
+                                                       if rtt else ""),
+            "–" if pt is None or pr is None else "%s / %s" % (fmt(pr), fmt(pt)),
+            fmt_ratio(pt / pr if pt and pr else None)))
+    if not lines:
+        return []
+    return ["| link | cc | tree | tool | cipher | ssh MB/s | tool MB/s | tool/ssh | fixed cost beyond ssh's "
+            "| data phase MB/s ssh / tool | data phase tool/ssh |",
+            "|---|---|---|---|---|---|---|---|---|---|---|"] + lines
+
+
 def ceiling_note(agg):
     """stock's numbers against the window / RTT arithmetic."""
     out = []
@@ -263,6 +307,7 @@ def machine_md(m):
         "- sysctls (root namespace): %s" % "; ".join("%s=%s" % (k, v) for k, v in m.get("sysctl", {}).items()),
         "- load average at start / end: %s / %s (2 shared cores: other jobs run at the same time)" % (
             m.get("loadavg_start"), m.get("loadavg_end")),
+    ] + (["- competing CPU load: %s" % m["cpu load"]] if m.get("cpu load") else []) + [
         "- profile %s, args `%s`, wall time %s s" % (m.get("profile"), " ".join(m.get("argv", [])),
                                                    m.get("wall_seconds")),
     ]
@@ -480,6 +525,13 @@ def write_all(outdir, rows, machine, plots_on=True, plots=None):
                "HPN-SSH built by regress-bench/bench/build-hpn (%s), each tree's own sshd on the "
                "same link; \"default\" is each tree's default cipher." % machine.get("ssh -V hpn", "?"),
                ""] + ht
+    st = sftp_table(rows, agg)
+    if st:
+        md += ["", "## scp and sftp against ssh", "",
+               "ssh = `ssh host cat` in the same direction on the same link and tree; MB/s as "
+               "above (net of `ssh true`).  Fixed cost beyond ssh's = the tool's median time "
+               "for a 10 kB file minus ssh's (the SFTP session's own round trips); data phase "
+               "= size / (wall − that tool's own 10 kB time), median of the runs.", ""] + st
     ct = conns_table(agg, tcp)
     if ct:
         md += ["", "## one vs N connections, one vs N TCP streams", "",

@@ -78,10 +78,12 @@ for d in up down; do
 	done
 done
 
-tid "bench: tiny loopback run"
+tid "bench: tiny loopback run, with a competing CPU load (--cpu-load 1)"
 "$run" --links loopback --tools ssh-up,scp-down,scp-up-x2 --ciphers default --no-compression \
-	--size 4M --runs 1 --no-warmup --tcp-seconds 1 --out "$out" --data-dir "$T/data" \
+	--size 4M --runs 1 --no-warmup --tcp-seconds 1 --out "$out" --data-dir "$T/data" --cpu-load 1 \
 	> "$T/run.out" 2>&1 || fail "bench run failed: $(tail -5 "$T/run.out")"
+grep -q "1 busy loop(s) compete for the CPU" "$T/run.out" || fail "no note of the CPU load"
+pgrep -f -P "$$" "while True: pass" > /dev/null && fail "a busy loop outlived the bench"
 grep -q '\] loopback ssh-up default lfn: run 1/1' "$T/run.out" || fail "no progress line"
 grep -q 'ETA' "$T/run.out" || fail "progress line without ETA"
 grep -q "stock's scp/sftp have no -X connections=N: its scp-up-x2 points are skipped" "$T/run.out" ||
@@ -134,9 +136,12 @@ if sorted(r["dir"] for r in tcp) != ["down", "up"] or not all(r["mbs"] > 0 for r
     bad("raw TCP rows: %s" % tcp)
 if len(setup) != 2 or not all(s["seconds"] > 0 for s in setup):
     bad("setup rows: %s" % setup)
+fixed = sorted((r["tree"], r["tool"]) for r in rows if r["kind"] == "fixed" and r.get("seconds", 0) > 0)
+if fixed != want:
+    bad("fixed-cost rows (a 10 kB transfer per tool and tree): %s, expected %s" % (fixed, want))
 m = json.load(open(os.path.join(d, "machine.json")))
 for k in ("Model name", "cpu_flags", "nproc", "kernel", "openssl_cli", "ssh -V stock", "ssh -V lfn",
-          "tarball", "git describe", "patches", "sysctl", "links", "wall_seconds"):
+          "tarball", "git describe", "patches", "sysctl", "links", "wall_seconds", "cpu load"):
     if k not in m:
         bad("machine.json lacks %s" % k)
 if "lfn" not in m.get("ssh -V lfn", "") or "lfn" in m.get("ssh -V stock", "lfn"):
@@ -152,6 +157,7 @@ grep -q '^| link | cc | tool | cipher | stock MB/s .* | lfn MB/s .* | lfn/stock 
 n=$(grep -c "^| loopback | $(cat /proc/sys/net/ipv4/tcp_congestion_control) | \(ssh-up\|scp-down\) | default | [0-9.]* ([0-9.]*–[0-9.]*) | [0-9.]* (" "$tbl")
 [ "$n" = 2 ] || fail "expected 2 data rows, got $n: $(grep '^| loopback' "$tbl")"
 grep -q '^## machine' "$tbl" || fail "no machine section"
+grep -q '^- competing CPU load: 1 busy loop' "$tbl" || fail "table.md does not say there was a CPU load"
 
 tid "bench: plots (if matplotlib is installed)"
 if /usr/bin/python3 -c 'import matplotlib' 2>/dev/null; then
