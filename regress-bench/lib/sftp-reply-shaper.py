@@ -8,8 +8,10 @@ download or a server that reads short would:
             grew after its stat): reads past the "end" still find data
   short     the DATA reply to a read that ends exactly at a file's reported
             size (a client's exact last block) carries half its bytes
+  huge      every ATTRS size is 2^64 - 1 (a broken or hostile server)
 
-(sftp-download-end.sh)."""
+(sftp-download-end.sh; huge: transfer-connections.sh, the split
+transfer's size checks)."""
 import os
 import struct
 import subprocess
@@ -73,7 +75,9 @@ try:
             size = struct.unpack(">Q", m[9:17])[0]
             if mode == "smaller" and size >= 100000:
                 size -= 100000
-                m = m[:9] + struct.pack(">Q", size) + m[17:]
+            elif mode == "huge":
+                size = 2**64 - 1
+            m = m[:9] + struct.pack(">Q", size) + m[17:]
             with lock:
                 sizes.add(size)
         # SSH2_FXP_DATA: type, id, string data

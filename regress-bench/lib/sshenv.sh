@@ -143,6 +143,15 @@ lfn_ssh()  { _lfn_client ssh "$@"; }
 lfn_scp()  { _lfn_client scp "$@"; }
 lfn_sftp() { _lfn_client sftp "$@"; }
 
+# first_before LOG A B: the first line matching A comes before the first
+# line matching B (both present).
+first_before() {
+	local a b
+	a=$(grep -n -m1 -e "$2" "$1" | cut -d: -f1)
+	b=$(grep -n -m1 -e "$3" "$1" | cut -d: -f1)
+	[ -n "$a" ] && [ -n "$b" ] && [ "$a" -lt "$b" ]
+}
+
 # lfn_free_port: a TCP port no socket uses (root namespace), below the
 # kernel's ephemeral range (ip_local_port_range, 32768-60999 by default):
 # a port in that range can be taken by any client connection's local end

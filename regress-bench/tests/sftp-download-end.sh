@@ -21,15 +21,6 @@ head -c 10240 /dev/urandom > "$T/f10k"
 head -c 5000000 /dev/urandom > "$T/f5m"
 : > "$T/empty"
 
-# first_before LOG A B: the first line matching A comes before the first
-# line matching B (both present).
-first_before() {
-	local a b
-	a=$(grep -n -m1 -e "$2" "$1" | cut -d: -f1)
-	b=$(grep -n -m1 -e "$3" "$1" | cut -d: -f1)
-	[ -n "$a" ] && [ -n "$b" ] && [ "$a" -lt "$b" ]
-}
-
 tid "scp down, sftp get: the close goes out before the EOF comes back"
 for f in f10k f5m; do
 	rm -f "$T/down"

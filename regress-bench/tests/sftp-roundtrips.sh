@@ -38,15 +38,6 @@ head -c 5000000 /dev/urandom > "$T/f5m"	# 20 blocks
 mknod "$T/null" c 1 3 && chmod 666 "$T/null" || { echo "cannot mknod: skipped"; exit 77; }
 mkfifo "$T/fifo" && ln -s fifo "$T/fifolink" || { echo "cannot mkfifo: skipped"; exit 77; }
 
-# first_before LOG A B: the first line matching A comes before the first
-# line matching B (both present).
-first_before() {
-	local a b
-	a=$(grep -n -m1 -e "$2" "$1" | cut -d: -f1)
-	b=$(grep -n -m1 -e "$3" "$1" | cut -d: -f1)
-	[ -n "$a" ] && [ -n "$b" ] && [ "$a" -lt "$b" ]
-}
-
 tid "limits@openssh.com: the next request goes out before its reply"
 lfn_scp "$ST" "$p_lfn" -vvv "$T/f1m" "lfnpeer:$T/up" 2> "$T/up.log" || fail "scp upload failed"
 cmp -s "$T/f1m" "$T/up" || fail "scp upload corrupted"

@@ -238,7 +238,7 @@ done
 tid "a server that says a file is 2^64 - 1 bytes long: no split, no huge file"
 pl=$(lfn_free_port)
 lfn_sshd_config "$LFN_TREE" "$pl" < /dev/null |
-	sed "s|^Subsystem sftp .*|Subsystem sftp /usr/bin/python3 $LFN_TOP/regress-bench/lib/sftp-size-liar.py $LFN_TREE/sftp-server|" \
+	sed "s|^Subsystem sftp .*|Subsystem sftp /usr/bin/python3 $LFN_TOP/regress-bench/lib/sftp-reply-shaper.py huge $LFN_TREE/sftp-server|" \
 	> "$T/sshd_config.liar"
 _lfn_sshd_run "lying sshd" "$pl" "$T/sshd.liar.log" "" "$LFN_TREE/sshd" -D -e -f "$T/sshd_config.liar"
 # (into tmpfs, where a file of petabytes can be made: ext4 refuses it)
