@@ -1016,6 +1016,8 @@ def main():
                     help="HPN-SSH programs under OpenSSH's names (default $HPN_TREE, or "
                          "build/hpn/tree from regress-bench/bench/build-hpn)")
     args = ap.parse_args()
+    if args.cpu_load < 0:
+        ap.error("--cpu-load: a number of busy loops, 0 or more")
     if not re.fullmatch(r"raised|debian|host|[0-9]+:[0-9]+", args.tcp_buffers):
         ap.error("--tcp-buffers: raised, debian, host or RMEM:WMEM")
 
@@ -1326,15 +1328,19 @@ def run_point(env, args, prog, link, cc, lname, tool, cipher, comp, trees, tcp, 
     size = {}
     base = dict(kind="ssh", link=link.spec, rtt_ms=link.rtt, rate=link.rate, loss=link.loss, cc=cc,
                 tool=tool, connections=conns, dir=tool_dir(tool), cipher=cipher, compression=comp)
+    def walls3(t, what, size):
+        """The wall times of 3 runs of WHAT that succeeded"""
+        v = []
+        for i in range(3):
+            r = run_once(env, t, link, what, cipher, comp, size)
+            if r["rc"] == 0:
+                v.append(r["wall"])
+        return v
     # connection setup time per tree, link and options: median of 3 `ssh true`
     for t in active:
         key = (t, cipher, comp)
         if key not in setup:
-            v = []
-            for i in range(3):
-                r = run_once(env, t, link, "true", cipher, comp, 0)
-                if r["rc"] == 0:
-                    v.append(r["wall"])
+            v = walls3(t, "true", 0)
             setup[key] = median(v) if v else 0.0
             emit(dict(base, kind="setup", tree=t, run=-2, seconds=setup[key], samples=v))
     # scp/sftp: the tool's own fixed cost (the SFTP session's round trips),
@@ -1345,11 +1351,7 @@ def run_point(env, args, prog, link, cc, lname, tool, cipher, comp, trees, tcp, 
             key = (t, cipher, comp, tool)
             if key in setup:
                 continue
-            v = []
-            for i in range(3):
-                r = run_once(env, t, link, tool, cipher, comp, FIXED_SIZE)
-                if r["rc"] == 0:
-                    v.append(r["wall"])
+            v = walls3(t, tool, FIXED_SIZE)
             setup[key] = median(v) if v else None
             emit(dict(base, kind="fixed", tree=t, run=-2, size=FIXED_SIZE, seconds=setup[key],
                       setup_s=setup[(t, cipher, comp)], samples=v))

@@ -30,7 +30,8 @@ grep -q "unknown bogus" "$T/bad.out" || fail "no clear error for --tools bogus: 
 "$run" --no-warmup --dry-run > "$T/bad.out" 2>&1 && fail "--no-warmup without --size accepted"
 for bad in "--links 1gbit/100/1.5:bad loss" "--links 1gbit/100/x:bad loss" "--losses 1e-4,abc:bad loss" \
 	"--cc BBR!:--cc: bad" "--tcp-streams 0:--tcp-streams: bad" "--connections 1,x:--connections: bad" \
-	"--tools ssh-up-x4:unknown ssh-up-x4" "--tools scp-up-xfoo:unknown scp-up-xfoo"; do
+	"--tools ssh-up-x4:unknown ssh-up-x4" "--tools scp-up-xfoo:unknown scp-up-xfoo" \
+	"--cpu-load -1:--cpu-load: a number"; do
 	"$run" ${bad%%:*} --dry-run > "$T/bad.out" 2>&1 && fail "${bad%%:*} accepted"
 	grep -q -- "${bad#*:}" "$T/bad.out" || fail "no clear error for ${bad%%:*}: $(cat "$T/bad.out")"
 done
