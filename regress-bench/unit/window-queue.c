@@ -29,34 +29,19 @@
 
 #include "sshbuf.h"
 #include "ssherr.h"
+#include "unit-check.h"
+#include "queue-pattern.h"
 
 #define WINDOW		(16 * 1024 * 1024)
 #define PACKET		(32 * 1024)
 #define DRAIN		(256 * 1024)
-
-static int failures;
-static uint64_t next_in, next_out;	/* counter pattern positions */
-
-#define CHECK(cond, ...) do { \
-	if (!(cond)) { \
-		printf("FAIL: "); printf(__VA_ARGS__); printf("\n"); \
-		failures++; \
-	} \
-} while (0)
-
-static u_char
-pattern(uint64_t pos)
-{
-	return (u_char)((pos * 2654435761u) >> 13);
-}
 
 /* Append one packet the way channel_input_data() does; count moves. */
 static void
 append(struct sshbuf *b, size_t len, uint64_t *moved, uint64_t *moves)
 {
 	const u_char *before = sshbuf_ptr(b);
-	size_t have = sshbuf_len(b), i;
-	u_char *p;
+	size_t have = sshbuf_len(b);
 	int r;
 
 	if ((r = sshbuf_allocate_queue(b, len, WINDOW)) != 0) {
@@ -67,35 +52,7 @@ append(struct sshbuf *b, size_t len, uint64_t *moved, uint64_t *moves)
 		*moved += have;
 		(*moves)++;
 	}
-	before = sshbuf_ptr(b);
-	if ((r = sshbuf_reserve(b, len, &p)) != 0) {
-		CHECK(0, "sshbuf_reserve: %s", ssh_err(r));
-		return;
-	}
-	/* the room made above must be enough: no further move */
-	CHECK(have == 0 || sshbuf_ptr(b) == before,
-	    "sshbuf_reserve moved data after sshbuf_allocate_queue");
-	for (i = 0; i < len; i++)
-		p[i] = pattern(next_in++);
-}
-
-static void
-drain(struct sshbuf *b, size_t len)
-{
-	const u_char *p = sshbuf_ptr(b);
-	size_t i;
-
-	len = len < sshbuf_len(b) ? len : sshbuf_len(b);
-	for (i = 0; i < len; i++) {
-		if (p[i] != pattern(next_out)) {
-			CHECK(0, "byte %llu corrupted",
-			    (unsigned long long)next_out);
-			return;
-		}
-		next_out++;
-	}
-	if (sshbuf_consume(b, len) != 0)
-		CHECK(0, "sshbuf_consume failed");
+	queue_put(b, len, "sshbuf_allocate_queue");
 }
 
 int
@@ -114,9 +71,9 @@ main(void)
 			appended += PACKET;
 		}
 		while (sshbuf_len(b) > WINDOW * 85ULL / 100)
-			drain(b, DRAIN);
+			queue_take(b, DRAIN);
 	}
-	drain(b, sshbuf_len(b));
+	queue_take(b, sshbuf_len(b));
 	CHECK(next_out == next_in, "lost data: %llu in, %llu out",
 	    (unsigned long long)next_in, (unsigned long long)next_out);
 	printf("lagging consumer: %llu MiB appended, %llu MiB moved in %llu "
@@ -140,7 +97,7 @@ main(void)
 	    (unsigned long long)moves);
 	CHECK(moved <= 2ULL * WINDOW, "moved %llu bytes to fill the window",
 	    (unsigned long long)moved);
-	drain(b, sshbuf_len(b));
+	queue_take(b, sshbuf_len(b));
 	CHECK(next_out == next_in, "lost data in the stalled queue");
 	sshbuf_free(b);
 

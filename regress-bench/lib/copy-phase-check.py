@@ -1,0 +1,102 @@
+#!/usr/bin/env python3
+"""copy-phase-check.py [--file-size N | --no-sockets] STRACE_LOG...: from
+`strace [-ff] -e trace=read,write,close,execve -e raw=read,write,close`,
+check that bulk reads (>= 4096 bytes) land at least 64 bytes away, modulo
+the page size, from the stream offset they read (the kernel's copy is slow
+when its destination is 1-63 bytes past its source), and that bulk writes
+do not start 1-63 bytes behind the offset they write at.  Stream offset =
+bytes the descriptor read (or wrote) since this process's log began or it
+was opened.  Only descriptors that moved at least 1 MiB are checked; with
+--file-size only reads of descriptors that read exactly N bytes (a file);
+with --no-sockets not the descriptors that were both read and written (a
+server process inherits its connection after the login: its log does not
+know the connection's offset).  One log per process: a log whose process
+ends up running a program other than ssh*, scp or sftp-server (a shell,
+cat) is left out.  Prints one line per descriptor and direction checked;
+exit 1 if a bulk call is in the slow band or if nothing was checked."""
+import re
+import sys
+
+PAGE = 4096
+OURS = ("ssh", "scp", "sftp-server")
+EXEC = re.compile(r'^(?:\d+\s+)?execve\("([^"]*)"')
+CLOSE = re.compile(r"^(?:\d+\s+)?close\(0x([0-9a-f]+)\)")
+CALL = re.compile(r"^(?:\d+\s+)?(read|write)\(0x([0-9a-f]+), 0x([0-9a-f]+), "
+                  r"0x[0-9a-f]+\)\s+= 0x([0-9a-f]+)")
+
+
+def check(path, file_size, no_sockets):
+    """(descriptors checked, calls in the slow band) of one log"""
+    lines = open(path).read().splitlines()
+    progs = [m.group(1).split("/")[-1] for m in map(EXEC.match, lines) if m]
+    if progs and not progs[-1].startswith(OURS):
+        return 0, 0
+    off, calls, done = {}, {}, {}
+    opened = 0  # descriptors are reused: one key per opening
+    for line in lines:
+        m = CLOSE.match(line)
+        if m:
+            fd = int(m.group(1), 16)
+            for key in [k for k in off if k[1] == fd]:
+                done[key] = off.pop(key)
+            continue
+        m = CALL.match(line)
+        if not m:
+            continue
+        op, fd = m.group(1), int(m.group(2), 16)
+        addr, n = int(m.group(3), 16), int(m.group(4), 16)
+        key = [k for k in off if k[1] == fd and k[0] == op]
+        if not key:
+            opened += 1
+            key = [(op, fd, opened)]
+            # the other direction of the same opening, if any
+            other = [k for k in off if k[1] == fd]
+            if other:
+                key = [(op, fd, other[0][2])]
+        key = key[0]
+        pos = off.get(key, 0)
+        off[key] = pos + n
+        if n >= PAGE:
+            d = (addr - pos) % PAGE
+            slow = (1 <= d <= 63) if op == "read" else (PAGE - 63 <= d <= PAGE - 1)
+            calls.setdefault(key, []).append((n, slow))
+    done.update(off)
+    both = {k[2] for k in done if k[0] == "read"} & {k[2] for k in done if k[0] == "write"}
+    checked = bad = 0
+    for key in sorted(calls):
+        op, fd, opening = key
+        if done[key] < 1 << 20:
+            continue
+        if no_sockets and opening in both:
+            continue
+        if file_size is not None and (op != "read" or done[key] != file_size):
+            continue
+        lst = calls[key]
+        nslow = sum(1 for n, s in lst if s)
+        print("%s: %s fd %d: %d bulk calls, %d bytes; in the slow band: %d calls, %d bytes"
+              % (path.split("/")[-1], op, fd, len(lst), done[key], nslow,
+                 sum(n for n, s in lst if s)))
+        checked += 1
+        bad += nslow
+    return checked, bad
+
+
+def main(args):
+    file_size, no_sockets = None, False
+    if args[:1] == ["--file-size"]:
+        file_size, args = int(args[1]), args[2:]
+    elif args[:1] == ["--no-sockets"]:
+        no_sockets, args = True, args[1:]
+    checked = bad = 0
+    for path in args:
+        c, b = check(path, file_size, no_sockets)
+        checked += c
+        bad += b
+    if checked == 0:
+        print("nothing checked: no descriptor moved 1 MiB")
+        return 1
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
