@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# sftp-server-read-reply: sftp-server reads a file straight into its DATA
+# reply (0314).  Upstream read each request into a buffer, copied it into
+# a message and the message into its output queue.  Checked, with sftp -D
+# (a local sftp-server on pipes, no sshd) and an LD_PRELOAD shim counting
+# the bytes sftp-server moves with memcpy/memmove calls of >= 64 KiB
+# (regress-bench/lib/copy-count-shim.c):
+#  - a 32 MiB + 1000 byte download arrives intact, and sftp-server copied
+#    less than half its size (before 0314: about twice its size);
+#  - files of 0, 1, 261119, 261120 (one full read), 261121 and 1000000
+#    bytes, a resumed download (reget) from an odd offset, and a download
+#    by stock 10.5p1's sftp client (when build/stock is there) all arrive
+#    intact: the reply's length, EOF and short reads are as before.
+# Patches: 0314
+. "$(dirname "$0")/../lib/sshenv.sh"
+trap lfn_cleanup EXIT
+lfn_env_init sftp-server-read-reply
+cc -shared -fPIC -o "$T/shim.so" "$LFN_TOP/regress-bench/lib/copy-count-shim.c" -ldl ||
+	fail "cannot build the copy counting shim"
+cat > "$T/server" <<SH
+#!/bin/sh
+COPY_COUNT_FILE=$T/copies LD_PRELOAD=$T/shim.so exec $LFN_TREE/sftp-server
+SH
+chmod +x "$T/server"
+
+tid "download: data copied inside sftp-server"
+head -c $((32 * 1024 * 1024 + 1000)) /dev/urandom > "$T/big"
+rm -f "$T/copies" "$T/got"
+echo "get $T/big $T/got" | "$LFN_TREE/sftp" -q -D "$T/server" -b - > "$T/log" 2>&1 ||
+	{ cat "$T/log"; fail "sftp get failed"; }
+cmp -s "$T/big" "$T/got" || fail "download differs"
+size=$(stat -c %s "$T/big")
+copied=$(awk '{s += $2} END {print s + 0}' "$T/copies" 2>/dev/null)
+[ -s "$T/copies" ] || fail "the shim reported nothing"
+verbose "file $size bytes, sftp-server copied $copied bytes in bulk memcpy/memmove"
+[ "${copied:-0}" -lt $((size / 2)) ] ||
+	fail "sftp-server copied $copied bytes for a $size byte download"
+
+tid "downloads of edge sizes, resumed, and by stock's client"
+for n in 0 1 261119 261120 261121 1000000; do
+	head -c "$n" /dev/urandom > "$T/f$n"
+	rm -f "$T/g$n"
+	echo "get $T/f$n $T/g$n" | "$LFN_TREE/sftp" -q -D "$T/server" -b - > "$T/log" 2>&1 ||
+		{ cat "$T/log"; fail "get of $n bytes failed"; }
+	cmp -s "$T/f$n" "$T/g$n" || fail "$n bytes: the copy differs"
+done
+head -c 777777 "$T/big" > "$T/part"
+echo "reget $T/big $T/part" | "$LFN_TREE/sftp" -q -D "$T/server" -b - > "$T/log" 2>&1 ||
+	{ cat "$T/log"; fail "reget failed"; }
+cmp -s "$T/big" "$T/part" || fail "resumed download differs"
+if [ -x "$STOCK_TREE/sftp" ]; then
+	rm -f "$T/got"
+	echo "get $T/big $T/got" | "$STOCK_TREE/sftp" -q -D "$T/server" -b - > "$T/log" 2>&1 ||
+		{ cat "$T/log"; fail "stock sftp get failed"; }
+	cmp -s "$T/big" "$T/got" || fail "download by stock's sftp differs"
+else
+	verbose "no stock build at $STOCK_TREE: its client not tried"
+fi
+lfn_finish
