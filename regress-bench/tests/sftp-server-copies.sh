@@ -1,20 +1,24 @@
 #!/usr/bin/env bash
-# sftp-server-read-reply: sftp-server reads a file straight into its DATA
-# reply (0314).  Upstream read each request into a buffer, copied it into
-# a message and the message into its output queue.  Checked, with sftp -D
+# sftp-server-copies: sftp-server reads a file straight into its DATA
+# reply (0314) and writes an upload's data from where it arrived (0315).
+# Upstream read each read request into a buffer, copied it into a message
+# and the message into its output queue, and copied each write request's
+# data out of its input queue before writing it.  Checked, with sftp -D
 # (a local sftp-server on pipes, no sshd) and an LD_PRELOAD shim counting
 # the bytes sftp-server moves with memcpy/memmove calls of >= 64 KiB
 # (regress-bench/lib/copy-count-shim.c):
 #  - a 32 MiB + 1000 byte download arrives intact, and sftp-server copied
 #    less than half its size (before 0314: about twice its size);
+#  - the same file uploaded arrives intact, and sftp-server copied less
+#    than half its size (before 0315: a little more than its size);
 #  - files of 0, 1, 261119, 261120 (one full read), 261121 and 1000000
 #    bytes, a resumed download (reget) from an odd offset, and a download
 #    by stock 10.5p1's sftp client (when build/stock is there) all arrive
 #    intact: the reply's length, EOF and short reads are as before.
-# Patches: 0314
+# Patches: 0314 0315
 . "$(dirname "$0")/../lib/sshenv.sh"
 trap lfn_cleanup EXIT
-lfn_env_init sftp-server-read-reply
+lfn_env_init sftp-server-copies
 cc -shared -fPIC -o "$T/shim.so" "$LFN_TOP/regress-bench/lib/copy-count-shim.c" -ldl ||
 	fail "cannot build the copy counting shim"
 cat > "$T/server" <<SH
@@ -35,6 +39,17 @@ copied=$(awk '{s += $2} END {print s + 0}' "$T/copies" 2>/dev/null)
 verbose "file $size bytes, sftp-server copied $copied bytes in bulk memcpy/memmove"
 [ "${copied:-0}" -lt $((size / 2)) ] ||
 	fail "sftp-server copied $copied bytes for a $size byte download"
+
+tid "upload: data copied inside sftp-server"
+rm -f "$T/copies" "$T/put"
+echo "put $T/big $T/put" | "$LFN_TREE/sftp" -q -D "$T/server" -b - > "$T/log" 2>&1 ||
+	{ cat "$T/log"; fail "sftp put failed"; }
+cmp -s "$T/big" "$T/put" || fail "upload differs"
+copied=$(awk '{s += $2} END {print s + 0}' "$T/copies" 2>/dev/null)
+[ -s "$T/copies" ] || fail "the shim reported nothing"
+verbose "file $size bytes, sftp-server copied $copied bytes in bulk memcpy/memmove"
+[ "${copied:-0}" -lt $((size / 2)) ] ||
+	fail "sftp-server copied $copied bytes for a $size byte upload"
 
 tid "downloads of edge sizes, resumed, and by stock's client"
 for n in 0 1 261119 261120 261121 1000000; do
