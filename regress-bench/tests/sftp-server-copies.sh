@@ -27,29 +27,26 @@ COPY_COUNT_FILE=$T/copies LD_PRELOAD=$T/shim.so exec $LFN_TREE/sftp-server
 SH
 chmod +x "$T/server"
 
-tid "download: data copied inside sftp-server"
+# copies_check WHAT CMD DEST: run sftp batch command CMD (copying $T/big to
+# DEST) on the shimmed sftp-server; the copy is intact and sftp-server
+# moved less than half the file's size in bulk memcpy/memmove.
+copies_check() {
+	local what=$1 cmd=$2 dest=$3 copied
+	tid "$what: data copied inside sftp-server"
+	rm -f "$T/copies" "$dest"
+	echo "$cmd" | "$LFN_TREE/sftp" -q -D "$T/server" -b - > "$T/log" 2>&1 ||
+		{ cat "$T/log"; fail "sftp $what failed"; }
+	cmp -s "$T/big" "$dest" || fail "$what differs"
+	copied=$(awk '{s += $2} END {print s + 0}' "$T/copies" 2>/dev/null)
+	[ -s "$T/copies" ] || fail "the shim reported nothing"
+	verbose "file $size bytes, sftp-server copied $copied bytes in bulk memcpy/memmove"
+	[ "${copied:-0}" -lt $((size / 2)) ] ||
+		fail "sftp-server copied $copied bytes for a $size byte $what"
+}
 head -c $((32 * 1024 * 1024 + 1000)) /dev/urandom > "$T/big"
-rm -f "$T/copies" "$T/got"
-echo "get $T/big $T/got" | "$LFN_TREE/sftp" -q -D "$T/server" -b - > "$T/log" 2>&1 ||
-	{ cat "$T/log"; fail "sftp get failed"; }
-cmp -s "$T/big" "$T/got" || fail "download differs"
 size=$(stat -c %s "$T/big")
-copied=$(awk '{s += $2} END {print s + 0}' "$T/copies" 2>/dev/null)
-[ -s "$T/copies" ] || fail "the shim reported nothing"
-verbose "file $size bytes, sftp-server copied $copied bytes in bulk memcpy/memmove"
-[ "${copied:-0}" -lt $((size / 2)) ] ||
-	fail "sftp-server copied $copied bytes for a $size byte download"
-
-tid "upload: data copied inside sftp-server"
-rm -f "$T/copies" "$T/put"
-echo "put $T/big $T/put" | "$LFN_TREE/sftp" -q -D "$T/server" -b - > "$T/log" 2>&1 ||
-	{ cat "$T/log"; fail "sftp put failed"; }
-cmp -s "$T/big" "$T/put" || fail "upload differs"
-copied=$(awk '{s += $2} END {print s + 0}' "$T/copies" 2>/dev/null)
-[ -s "$T/copies" ] || fail "the shim reported nothing"
-verbose "file $size bytes, sftp-server copied $copied bytes in bulk memcpy/memmove"
-[ "${copied:-0}" -lt $((size / 2)) ] ||
-	fail "sftp-server copied $copied bytes for a $size byte upload"
+copies_check download "get $T/big $T/got" "$T/got"
+copies_check upload "put $T/big $T/put" "$T/put"
 
 tid "downloads of edge sizes, resumed, and by stock's client"
 for n in 0 1 261119 261120 261121 1000000; do
