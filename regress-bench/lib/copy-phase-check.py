@@ -1,19 +1,21 @@
 #!/usr/bin/env python3
 """copy-phase-check.py [--file-size N | --no-sockets] STRACE_LOG...: from
-`strace [-ff] -e trace=read,write,close,execve -e raw=read,write,close`,
-check that bulk reads (>= 4096 bytes) land at least 64 bytes away, modulo
-the page size, from the stream offset they read (the kernel's copy is slow
-when its destination is 1-63 bytes past its source), and that bulk writes
-do not start 1-63 bytes behind the offset they write at.  Stream offset =
-bytes the descriptor read (or wrote) since this process's log began or it
-was opened.  Only descriptors that moved at least 1 MiB are checked; with
---file-size only reads of descriptors that read exactly N bytes (a file);
-with --no-sockets not the descriptors that were both read and written (a
-server process inherits its connection after the login: its log does not
-know the connection's offset).  One log per process: a log whose process
-ends up running a program other than ssh*, scp or sftp-server (a shell,
-cat) is left out.  Prints one line per descriptor and direction checked;
-exit 1 if a bulk call is in the slow band or if nothing was checked."""
+`strace [-ff] -e trace=read,write,pread64,close,execve
+-e raw=read,write,pread64,close`, check that bulk reads (>= 4096 bytes)
+land at least 64 bytes away, modulo the page size, from the stream offset
+they read (the kernel's copy is slow when its destination is 1-63 bytes
+past its source), and that bulk writes do not start 1-63 bytes behind the
+offset they write at.  Stream offset = bytes the descriptor read (or
+wrote) since this process's log began or it was opened; a pread's is the
+offset it names.  Only descriptors that moved at least 1 MiB are checked;
+with --file-size only preads and the reads of descriptors that read
+exactly N bytes (a file); with --no-sockets not the descriptors that were
+both read and written (a server process inherits its connection after the
+login: its log does not know the connection's offset).  One log per
+process: a log whose process ends up running a program other than ssh*,
+scp or sftp-server (a shell, cat) is left out.  Prints one line per
+descriptor and direction checked; exit 1 if a bulk call is in the slow
+band or if nothing was checked."""
 import re
 import sys
 
@@ -23,6 +25,8 @@ EXEC = re.compile(r'^(?:\d+\s+)?execve\("([^"]*)"')
 CLOSE = re.compile(r"^(?:\d+\s+)?close\(0x([0-9a-f]+)\)")
 CALL = re.compile(r"^(?:\d+\s+)?(read|write)\(0x([0-9a-f]+), 0x([0-9a-f]+), "
                   r"0x[0-9a-f]+\)\s+= 0x([0-9a-f]+)")
+PREAD = re.compile(r"^(?:\d+\s+)?pread64\(0x([0-9a-f]+), 0x([0-9a-f]+), "
+                   r"0x[0-9a-f]+, 0x([0-9a-f]+)\)\s+= 0x([0-9a-f]+)")
 
 
 def check(path, file_size, no_sockets):
@@ -39,6 +43,16 @@ def check(path, file_size, no_sockets):
             fd = int(m.group(1), 16)
             for key in [k for k in off if k[1] == fd]:
                 done[key] = off.pop(key)
+            continue
+        m = PREAD.match(line)
+        if m:
+            # a file read at an offset it names (the split transfers)
+            key = ("pread", int(m.group(1), 16), 0)
+            addr, at, n = (int(m.group(i), 16) for i in (2, 3, 4))
+            off[key] = off.get(key, 0) + n
+            if n >= PAGE:
+                d = (addr - at) % PAGE
+                calls.setdefault(key, []).append((n, 1 <= d <= 63))
             continue
         m = CALL.match(line)
         if not m:
@@ -69,7 +83,8 @@ def check(path, file_size, no_sockets):
             continue
         if no_sockets and opening in both:
             continue
-        if file_size is not None and (op != "read" or done[key] != file_size):
+        if file_size is not None and op != "pread" and (
+                op != "read" or done[key] != file_size):
             continue
         lst = calls[key]
         nslow = sum(1 for n, s in lst if s)

@@ -18,7 +18,9 @@
 #  - scp up and down (SFTP): the file's bulk reads, by scp on upload and by
 #    sftp-server on download, are out of the slow band (sftp-server's
 #    buffer is a large malloc'd one, 16 bytes past a page, and its reads of
-#    255 KiB move the file's offset by 3 KiB a time); the copy is intact.
+#    255 KiB move the file's offset by 3 KiB a time); the copy is intact;
+#  - scp up over two connections (0260's split transfer): its workers'
+#    preads of the file are out of the slow band; the copy is intact.
 . "$(dirname "$0")/../lib/sshenv.sh"
 . "$(dirname "$0")/../lib/unit.sh"
 trap lfn_cleanup EXIT
@@ -37,7 +39,7 @@ fi
 
 command -v strace >/dev/null || fail "strace is not installed (install-deps)"
 check="$LFN_TOP/regress-bench/lib/copy-phase-check.py"
-st="-e trace=read,write,close,execve -e raw=read,write,close"
+st="-e trace=read,write,pread64,close,execve -e raw=read,write,pread64,close"
 head -c $((32 * 1024 * 1024 + 1000)) /dev/urandom > "$T/src"
 sum=$(sha256sum < "$T/src")
 port=$(lfn_free_port) || fail "no free port"
@@ -73,17 +75,22 @@ for dir in up down; do
 done
 
 size=$(stat -c %s "$T/src")
-for dir in up down; do
+for dir in up down up-x2; do
 	tid "scp $dir: the file's reads out of the slow band"
 	rm -rf "$T"/st/sshd.* "$T/cst" "$T/dst"; mkdir -p "$T/cst"
-	if [ $dir = up ]; then from="$T/src" to="lfnpeer:$T/dst"; else from="lfnpeer:$T/src" to="$T/dst"; fi
+	x=()
+	case $dir in
+	up) from="$T/src" to="lfnpeer:$T/dst" ;;
+	down) from="lfnpeer:$T/src" to="$T/dst" ;;
+	up-x2) from="$T/src" to="lfnpeer:$T/dst" x=(-X connections=2) ;;
+	esac
 	# shellcheck disable=SC2086
-	strace -ff -qq $st -o "$T/cst/scp" "$LFN_TREE/scp" -q -F "$T/ssh_config" -S "$LFN_TREE/ssh" \
+	strace -ff -qq $st -o "$T/cst/scp" "$LFN_TREE/scp" -q "${x[@]}" -F "$T/ssh_config" -S "$LFN_TREE/ssh" \
 		-P "$port" -o HostKeyAlias=lfnpeer -o HostName=127.0.0.1 "$from" "$to" ||
 		fail "scp $dir failed"
 	cmp -s "$T/src" "$T/dst" || fail "scp $dir: the copy differs"
 	sleep 1
-	if [ $dir = up ]; then logs=("$T"/cst/scp.*); else logs=("$T"/st/sshd.*); fi
+	if [ $dir = down ]; then logs=("$T"/st/sshd.*); else logs=("$T"/cst/scp.*); fi
 	python3 "$check" --file-size "$size" "${logs[@]}" > "$T/check.scp.$dir" ||
 		{ cat "$T/check.scp.$dir"; fail "scp $dir: a read of the file in the slow band"; }
 	verbose "$(sed 's/: in the slow band//' "$T/check.scp.$dir" | tr '\n' ';')"
