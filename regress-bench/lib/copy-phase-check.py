@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""copy-phase-check.py [--file-size N | --no-sockets] STRACE_LOG...: from
+"""copy-phase-check.py [--file-size N | --no-sockets | --whole-pages PROG]
+STRACE_LOG...: from
 `strace [-ff] -e trace=read,write,pread64,close,execve
 -e raw=read,write,pread64,close`, check that bulk reads (>= 4096 bytes)
 land at least 64 bytes away, modulo the page size, from the stream offset
@@ -15,7 +16,11 @@ login: its log does not know the connection's offset).  One log per
 process: a log whose process ends up running a program other than ssh*,
 scp or sftp-server (a shell, cat) is left out.  Prints one line per
 descriptor and direction checked; exit 1 if a bulk call is in the slow
-band or if nothing was checked."""
+band or if nothing was checked.  --whole-pages PROG: instead, every write of
+more than a page by PROG (to a descriptor it wrote 1 MiB to) starts and
+ends on a page boundary of that descriptor's stream, so that a pipe's pages
+hold the bytes at their stream offset (a pipe fills each write into fresh
+pages)."""
 import re
 import sys
 
@@ -96,8 +101,48 @@ def check(path, file_size, no_sockets):
     return checked, bad
 
 
+def whole_pages(path, prog):
+    """(descriptors checked, bulk writes starting or ending off a page
+    boundary of their stream) of one log of PROG"""
+    lines = open(path).read().splitlines()
+    progs = [m.group(1).split("/")[-1] for m in map(EXEC.match, lines) if m]
+    if not progs or progs[-1] != prog:
+        return 0, 0
+    pos, bulk, off_page = {}, {}, {}
+    for m in map(CALL.match, lines):
+        if not m or m.group(1) != "write":
+            continue
+        fd, n = int(m.group(2), 16), int(m.group(4), 16)
+        start = pos.get(fd, 0)
+        pos[fd] = start + n
+        if n > PAGE:
+            bulk[fd] = bulk.get(fd, 0) + 1
+            off_page[fd] = off_page.get(fd, 0) + (
+                start % PAGE != 0 or (start + n) % PAGE != 0)
+    checked = bad = 0
+    for fd in sorted(bulk):
+        if pos[fd] < 1 << 20:
+            continue
+        print("%s: %s write fd %d: %d bulk writes, %d bytes; not whole "
+              "pages of the stream: %d" % (path.split("/")[-1], prog, fd, bulk[fd],
+                                     pos[fd], off_page[fd]))
+        checked += 1
+        bad += off_page[fd]
+    return checked, bad
+
+
 def main(args):
     file_size, no_sockets = None, False
+    if args[:1] == ["--whole-pages"]:
+        checked = bad = 0
+        for path in args[2:]:
+            c, b = whole_pages(path, args[1])
+            checked += c
+            bad += b
+        if checked == 0:
+            print("nothing checked: no %s log wrote 1 MiB" % args[1])
+            return 1
+        return 1 if bad else 0
     if args[:1] == ["--file-size"]:
         file_size, args = int(args[1]), args[2:]
     elif args[:1] == ["--no-sockets"]:

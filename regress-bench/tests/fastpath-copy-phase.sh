@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # fastpath-copy-phase: bulk reads and writes keep their buffers away from
-# the page offset that makes the kernel's copy slow (0313).
-# Patches: 0313
+# the page offset that makes the kernel's copy slow (0313, 0316).
+# Patches: 0313 0316
 # On AMD Zen 3/4 the kernel's copy for read() and write() runs 4-5x slower
 # when its destination is 1-63 bytes past its source modulo the page size,
 # and a large malloc'd buffer starts 16 bytes past a page: every read of a
@@ -19,6 +19,10 @@
 #    sftp-server on download, are out of the slow band (sftp-server's
 #    buffer is a large malloc'd one, 16 bytes past a page, and its reads of
 #    255 KiB move the file's offset by 3 KiB a time); the copy is intact;
+#  - scp down: sftp-server's bulk writes to its output pipe are whole pages
+#    of the stream (0316: a pipe fills each write into fresh pages, so sshd
+#    then finds the bytes at their stream offset), and sshd's reads of that
+#    pipe are out of the slow band;
 #  - scp up over two connections (0260's split transfer): its workers'
 #    preads of the file are out of the slow band; the copy is intact.
 . "$(dirname "$0")/../lib/sshenv.sh"
@@ -93,6 +97,15 @@ for dir in up down up-x2; do
 	if [ $dir = down ]; then logs=("$T"/st/sshd.*); else logs=("$T"/cst/scp.*); fi
 	python3 "$check" --file-size "$size" "${logs[@]}" > "$T/check.scp.$dir" ||
 		{ cat "$T/check.scp.$dir"; fail "scp $dir: a read of the file in the slow band"; }
+	if [ $dir = down ]; then
+		python3 "$check" --whole-pages sftp-server "${logs[@]}" >> "$T/check.scp.$dir" ||
+			{ cat "$T/check.scp.$dir"; fail "scp down: sftp-server's bulk writes are not whole pages of its output"; }
+		# sshd's reads of the pipe (sftp-server's own writes into it
+		# meet the band by chance: its queue is placed for its file reads)
+		mapfile -t sshd_logs < <(grep -L 'execve("[^"]*/sftp-server"' "${logs[@]}")
+		python3 "$check" --no-sockets "${sshd_logs[@]}" >> "$T/check.scp.$dir" ||
+			{ cat "$T/check.scp.$dir"; fail "scp down: sshd's bulk copies in the slow band"; }
+	fi
 	verbose "$(sed 's/: in the slow band//' "$T/check.scp.$dir" | tr '\n' ';')"
 done
 lfn_finish
