@@ -34,11 +34,17 @@ PREAD = re.compile(r"^(?:\d+\s+)?pread64\(0x([0-9a-f]+), 0x([0-9a-f]+), "
                    r"0x[0-9a-f]+, 0x([0-9a-f]+)\)\s+= 0x([0-9a-f]+)")
 
 
+def last_program(lines):
+    """the program a log's process last exec'd ("" if none)"""
+    progs = [m.group(1).split("/")[-1] for m in map(EXEC.match, lines) if m]
+    return progs[-1] if progs else ""
+
+
 def check(path, file_size, no_sockets):
     """(descriptors checked, calls in the slow band) of one log"""
     lines = open(path).read().splitlines()
-    progs = [m.group(1).split("/")[-1] for m in map(EXEC.match, lines) if m]
-    if progs and not progs[-1].startswith(OURS):
+    prog = last_program(lines)
+    if prog and not prog.startswith(OURS):
         return 0, 0
     off, calls, done = {}, {}, {}
     opened = 0  # descriptors are reused: one key per opening
@@ -105,8 +111,7 @@ def whole_pages(path, prog):
     """(descriptors checked, bulk writes starting or ending off a page
     boundary of their stream) of one log of PROG"""
     lines = open(path).read().splitlines()
-    progs = [m.group(1).split("/")[-1] for m in map(EXEC.match, lines) if m]
-    if not progs or progs[-1] != prog:
+    if last_program(lines) != prog:
         return 0, 0
     pos, bulk, off_page = {}, {}, {}
     for m in map(CALL.match, lines):
