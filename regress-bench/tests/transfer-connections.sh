@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # transfer-connections: scp and sftp carry one transfer over several SSH
 # connections (0260: `-X connections=N`, ssh_config TransferConnections).
-# Patches: 0260 0261
+# Patches: 0260 0261 0263
 # A file of at least 16 MiB is split into 1 MiB chunks that the connections
 # (at most one per 8 MiB) take as they go, written at their offsets; the
-# chunk that ends the file comes last; smaller files use one connection.
+# chunk that ends the file goes first (0263); smaller files use one connection.
 # Checked: the copies are byte-identical to the source around the split
 # boundaries (16 MiB - 1, 16 MiB, 16 MiB + 1, 24 MiB + 1, an odd 40 MB),
 # empty and sparse files, many small files, -p (modes and times) and -r,
@@ -21,7 +21,9 @@
 # file); a connection that is much slower than the others
 # (relayed at 512 KB/s by a ProxyCommand) carries far less than an equal
 # share; scp returns only once its extra connections have ended; a
-# connection lost mid-transfer (its sftp-server
+# file that grows during the copy is copied to its end with no journal
+# byte in it (0263: the chunk that ends the file goes first, what the
+# file grew by last); a connection lost mid-transfer (its sftp-server
 # killed, on an emulated 100 Mbit/s link) fails the copy with a nonzero
 # exit, no destination, and DEST.lfn-part (0261), from which the same copy
 # started again goes on and ends byte-identical; an extra connection lost
@@ -318,6 +320,32 @@ for dir in download upload; do
 done
 cmp -s "$T/mid" "$T/down" || fail "download differs"
 cmp -s "$T/mid" "$T/up" || fail "upload differs"
+
+tid "a file that grows during the copy: it is copied to its end, and the part's journal never lands in it"
+# (the chunk that ends the file goes first, to the size the copy began
+# with; what the file grew by goes last, over the journal, once every
+# chunk is marked in it)
+for dir in download upload; do
+	mk grow $((24 * mib + 1))
+	rm -f "$T/down" "$T/up"
+	( for _ in $(seq 1 500); do head -c 65536 /dev/urandom >> "$T/grow" || exit; sleep 0.02; done ) &
+	gpid=$!
+	if [ $dir = download ]; then
+		lfn_scp "$LFN_TREE" -n "$NA" -h "$ADDR" "$pw" -q -X connections=3 "lfnpeer:$T/grow" "$T/down"
+		dst="$T/down"
+	else
+		lfn_scp "$LFN_TREE" -n "$NA" -h "$ADDR" "$pw" -q -X connections=3 "$T/grow" "lfnpeer:$T/up"
+		dst="$T/up"
+	fi
+	rc=$?
+	kill "$gpid" 2>/dev/null; wait "$gpid" 2>/dev/null
+	[ $rc = 0 ] || fail "$dir of a growing file failed"
+	n=$(stat -c %s "$dst")
+	[ "$n" -gt $((24 * mib + 1)) ] || fail "$dir: $n bytes, not what the file grew by"
+	cmp -n "$n" "$T/grow" "$dst" || fail "$dir: the copy is not the file's first $n bytes"
+	[ -e "$dst.lfn-part" ] && fail "$dir: the part is left"
+	verbose "$dir: $n bytes of a file that grew from $((24 * mib + 1))"
+done
 
 for c in "-n download" "-n upload" "-o download"; do
 	set -- $c; which=$1 dir=$2
