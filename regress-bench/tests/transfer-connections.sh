@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # transfer-connections: scp and sftp carry one transfer over several SSH
 # connections (0260: `-X connections=N`, ssh_config TransferConnections).
-# Patches: 0260 0261 0263
+# Patches: 0260 0261 0263 0264
 # A file of at least 16 MiB is split into 1 MiB chunks that the connections
 # (at most one per 8 MiB) take as they go, written at their offsets; the
 # chunk that ends the file goes first (0263); smaller files use one connection.
@@ -16,7 +16,9 @@
 # extra connections that cannot log in are left out (said once) and the
 # copy still completes, but one that meets another host key stops the copy
 # with ssh's warning; the workers write and read the local file through the
-# descriptor scp opened (strace: one open); a server that says a file is
+# descriptor scp opened (strace: one open); an extra connection's close
+# goes right behind its last journal byte (0264, strace: the order of its
+# messages); a server that says a file is
 # 2^64 - 1 bytes long gets no split (a wrapped chunk count made a 4 PiB
 # file); a connection that is much slower than the others
 # (relayed at 512 KB/s by a ProxyCommand) carries far less than an equal
@@ -215,6 +217,48 @@ for dir in down up; do
 	[ "$k" = 1 ] || fail "$dir: the local file was opened $k times: $(grep -F "\"$local_name\"" "$T/strace")"
 	cmp -s "$T/src.40000003" "$T/$dir" || fail "$dir: the copy differs"
 done
+
+tid "an extra connection's close goes right behind its last journal byte, not a round trip after it"
+# (strace of scp's own SFTP messages: each process that marked a chunk in
+# the journal reads the status of that byte and of its CLOSE after sending
+# the CLOSE; the session's own connection sends its close with the
+# journal's removal, so it reads those two statuses and more)
+rm -f "$T/up"
+strace -f -qq -xx -s 8 -e trace=read,writev -o "$T/strace" "$LFN_TREE/scp" -F "$T/ssh_config" -S "$LFN_TREE/ssh" \
+    -P "$p" -o HostKeyAlias=lfnpeer -o HostName=127.0.0.1 -q -X connections=4 "$T/src.40000003" "lfnpeer:$T/up" ||
+	fail "upload under strace failed"
+cmp -s "$T/src.40000003" "$T/up" || fail "the copy differs"
+python3 - "$T/strace" <<'PY' || fail "a connection waited for its journal byte before its close"
+import re, sys
+# per process: its SFTP messages out (writev: length, then the message)
+# and the replies it read (the read of a message's body after its length)
+ev = {}
+for line in open(sys.argv[1]):
+    m = re.match(r'(\d+)\s+writev\(\d+, \[\{iov_base="\\x00\\x00\\x00[^"]*", iov_len=4\}, '
+                 r'\{iov_base="\\x([0-9a-f]{2})[^"]*"(?:\.\.\.)?, iov_len=(\d+)\}', line)
+    if m:
+        ev.setdefault(m[1], []).append(("out", int(m[2], 16), int(m[3])))
+        continue
+    m = re.match(r'(\d+)\s+(?:read\(\d+, |<\.\.\. read resumed>)"\\x([0-9a-f]{2})[^"]*"(?:\.\.\.)?, '
+                 r'\d+\)\s+= (\d+)', line)
+    if m and int(m[3]) < 64:
+        ev.setdefault(m[1], []).append(("in", int(m[2], 16), int(m[3])))
+WRITE, CLOSE, STATUS = 6, 4, 101
+marked = 0
+for pid, e in ev.items():
+    # a journal byte: a WRITE of one byte (its message is 22 + handle bytes)
+    if not any(d == "out" and t == WRITE and n < 64 for d, t, n in e):
+        continue
+    marked += 1
+    last = max(i for i, (d, t, n) in enumerate(e) if d == "out" and t == CLOSE)
+    after = sum(1 for d, t, n in e[last + 1:] if d == "in" and t == STATUS)
+    print("process %s: %d statuses read after its close" % (pid, after))
+    if after < 2:
+        sys.exit(1)
+if marked < 2:
+    print("only %d processes marked chunks" % marked)
+    sys.exit(1)
+PY
 
 tid "an extra connection that meets another host key stops the transfer, with ssh's warning"
 "$LFN_TREE/ssh-keygen" -q -t ed25519 -N '' -f "$T/impostor_ed25519" -C impostor
