@@ -13,9 +13,8 @@
 # comments and blank lines, errors (-b and without it, and on a tty);
 # against a fake server whose REALPATH fails, both print "realpath .:
 # <error>" and "Need cwd" and exit 255 whatever the batch, and the lfn
-# client sent nothing but lookups (stat, lstat, realpath) and requests that
-# change nothing (limits, 0265's open-copy for reading): no mkdir, open for
-# writing or write reached the server.
+# client sent nothing but lookups (stat, lstat, realpath): no mkdir, open
+# or write reached the server.
 # Patches: 0240 0243
 . "$(dirname "$0")/../lib/sshenv.sh"
 [ -x "$STOCK_TREE/sftp" ] || { echo "stock build missing: skipped"; exit 77; }
@@ -206,16 +205,7 @@ try:
     while True:
         m = msg()
         t, rid = m[0], struct.unpack('>I', m[1:5])[0]
-        what = "%d" % t
-        if t == 200:                            # EXTENDED: its name (and
-            n = struct.unpack('>I', m[5:9])[0]  # open-copy's flags)
-            name, rest = m[9:9 + n].decode(), m[9 + n:]
-            what += " " + name
-            if name == "open-copy@openssh-lfn":
-                for _ in range(2):              # path, name
-                    rest = rest[4 + struct.unpack('>I', rest[:4])[0]:]
-                what += " %d" % struct.unpack('>I', rest[:4])[0]
-        log.write(what + "\n"); log.flush()
+        log.write("%d\n" % t); log.flush()
         if t == 16:                             # REALPATH: refused
             status(rid, 3, "no working directory here")
         elif t in (7, 17):                      # LSTAT, STAT
@@ -244,8 +234,7 @@ for b in "put $T/local/f $T/rhome/x" "get $T/rhome/r $T/local/y" "ls $T/rhome" \
 		grep -q "^exit 255" "$T/fo.lfn" && grep -q "^Need cwd" "$T/fo.lfn" &&
 		    grep -q "^realpath \.: no working directory here" "$T/fo.lfn" ||
 		    fail "$mode '$b': not 'Need cwd', exit 255: $(head -c 300 "$T/fo.lfn")"
-		grep -qv -e '^7$' -e '^16$' -e '^17$' -e '^200 limits@openssh.com$' \
-		    -e '^200 open-copy@openssh-lfn 1$' "$T/req.lfn" &&
+		grep -qv -e '^7$' -e '^16$' -e '^17$' "$T/req.lfn" &&
 		    fail "$mode '$b': more than lookups reached the server: $(tr '\n' ' ' < "$T/req.lfn")"
 	done
 	verbose "'$b': Need cwd, exit 255; lfn sent $(tr '\n' ' ' < "$T/req.lfn")"
