@@ -9,7 +9,10 @@
  * in the order and with the twists the fuzz input picks for each reply:
  * reordered replies, short reads, error statuses, EOF at the end, and
  * dishonest ones (raw messages, wrong ids, early EOF, garbage attributes,
- * duplicate replies).  Local files live in a temporary directory.
+ * duplicate replies).  Local files live in a temporary directory.  As
+ * openssh-lfn's server (0265, 0266) it also takes the requests an INIT
+ * carries and open-copy@openssh-lfn, and makes a download's first reads
+ * and its close itself, answered with the same twists.
  *
  * Invariants: no sanitizer report; against an honest server
  *  - a download that succeeds wrote exactly the remote file;
@@ -68,6 +71,7 @@ struct req {
 	u_int pflags;
 	struct sshbuf *data;
 	Attrib a;
+	u_int xflags, rd_id, rd_max, rd_len;	/* open-copy@openssh-lfn */
 };
 
 static struct srv {
@@ -84,6 +88,7 @@ static struct srv {
 	int dishonest;
 	int read_failed, write_failed, setstat_failed, close_failed;
 	int open_failed;
+	int lfn;		/* open-copy, init-requests@openssh-lfn */
 } srv;
 
 static void
@@ -148,6 +153,42 @@ up_resize(uint64_t size)
 	}
 }
 
+static void
+pend_room(size_t n)
+{
+	while (srv.npend + n > srv.apend) {
+		srv.apend = srv.apend ? srv.apend * 2 : 64;
+		if ((srv.pend = realloc(srv.pend,
+		    srv.apend * sizeof(*srv.pend))) == NULL)
+			abort();
+	}
+}
+
+static void srv_request(struct sshbuf *);
+
+/* the requests an INIT carries (init-requests@openssh-lfn) */
+static void
+srv_init_requests(struct sshbuf *b)
+{
+	struct sshbuf *e, *p;
+	char *name;
+
+	while (sshbuf_len(b) > 0) {
+		if (sshbuf_get_cstring(b, &name, NULL) != 0 ||
+		    sshbuf_froms(b, &e) != 0)
+			FUZZ_INVARIANT(0, "bad INIT extension");
+		while (srv.lfn && strcmp(name, "init-requests@openssh-lfn") == 0 &&
+		    sshbuf_len(e) > 0) {
+			if (sshbuf_froms(e, &p) != 0)
+				FUZZ_INVARIANT(0, "bad init request");
+			srv_request(p);
+			sshbuf_free(p);
+		}
+		sshbuf_free(e);
+		free(name);
+	}
+}
+
 /* a request the client sent: parse what the model needs */
 static void
 srv_request(struct sshbuf *b)
@@ -157,12 +198,7 @@ srv_request(struct sshbuf *b)
 	size_t hl;
 	u_int v;
 
-	if (srv.npend == srv.apend) {
-		srv.apend = srv.apend ? srv.apend * 2 : 64;
-		if ((srv.pend = realloc(srv.pend,
-		    srv.apend * sizeof(*srv.pend))) == NULL)
-			abort();
-	}
+	pend_room(1);
 	r = &srv.pend[srv.npend++];
 	memset(r, 0, sizeof(*r));
 	r->file = -1;
@@ -215,8 +251,67 @@ srv_request(struct sshbuf *b)
 		if (strcmp(r->ext, "fsync@openssh.com") == 0 &&
 		    sshbuf_get_string_direct(b, &h, &hl) == 0)
 			r->file = handle_file(h, hl);
+		if (strcmp(r->ext, "open-copy@openssh-lfn") == 0) {
+			if (sshbuf_get_cstring(b, &r->path, NULL) != 0 ||
+			    sshbuf_skip_string(b) != 0 ||
+			    sshbuf_get_u32(b, &r->pflags) != 0 ||
+			    decode_attrib(b, &r->a) != 0 ||
+			    sshbuf_get_u32(b, &r->xflags) != 0 ||
+			    ((r->xflags & 2) != 0 &&
+			    (sshbuf_get_u32(b, &r->rd_id) != 0 ||
+			    sshbuf_get_u32(b, &r->rd_max) != 0 ||
+			    sshbuf_get_u32(b, &r->rd_len) != 0)))
+				FUZZ_INVARIANT(0, "bad open-copy");
+			r->file = path_file(r->path);
+		}
+		break;
+	case SSH2_FXP_INIT:
+		srv_init_requests(b);	/* r may have moved */
 		break;
 	}
+}
+
+/*
+ * open-copy's reads of the source, and its close if they reach the end,
+ * answered next (as openssh-lfn's server makes them, 0266); the reply's
+ * count, or a dishonest one
+ */
+static void
+srv_open_reads(struct sshbuf *m, const struct req *r, u_char dir)
+{
+	uint64_t size = srv.src_size, all, off;
+	u_int k, n, len, closed;
+	struct req *q;
+
+	len = r->rd_len ? MINIMUM(r->rd_len, 261120) : 261120;
+	all = (size + len - 1) / len + 1;
+	n = MINIMUM(MINIMUM(r->rd_max, 64), all);
+	closed = n > 0 && n == all;
+	pend_room(n + 1);
+	memmove(srv.pend + n + closed, srv.pend, srv.npend * sizeof(*srv.pend));
+	srv.npend += n + closed;
+	for (k = 0; k < n + closed; k++) {
+		q = &srv.pend[k];
+		memset(q, 0, sizeof(*q));
+		q->type = k < n ? SSH2_FXP_READ : SSH2_FXP_CLOSE;
+		q->id = r->rd_id + k;
+		q->file = 0;
+		off = (uint64_t)k * len;
+		q->len = len;
+		if (off >= size)
+			off = size;
+		else if (size - off < len)
+			q->len = size - off;
+		q->off = off;
+	}
+	if (dir & 0x40) {		/* lies about them */
+		srv.dishonest = 1;
+		n = fin_u32(&srv.in);
+		closed = fin_u8(&srv.in);
+	}
+	if (sshbuf_put_u32(m, len) != 0 || sshbuf_put_u32(m, n) != 0 ||
+	    sshbuf_put_u32(m, closed) != 0)
+		abort();
 }
 
 static void
@@ -281,7 +376,12 @@ srv_generate(void)
 		    (sshbuf_put_cstring(m, "limits@openssh.com") != 0 ||
 		    sshbuf_put_cstring(m, "1") != 0)) ||
 		    sshbuf_put_cstring(m, "fsync@openssh.com") != 0 ||
-		    sshbuf_put_cstring(m, "1") != 0)
+		    sshbuf_put_cstring(m, "1") != 0 ||
+		    (srv.lfn &&
+		    (sshbuf_put_cstring(m, "open-copy@openssh-lfn") != 0 ||
+		    sshbuf_put_cstring(m, "1") != 0 ||
+		    sshbuf_put_cstring(m, "init-requests@openssh-lfn") != 0 ||
+		    sshbuf_put_cstring(m, "1") != 0)))
 			abort();
 		if ((dir & 7) == 5) {
 			srv.dishonest = 1;
@@ -336,6 +436,19 @@ srv_generate(void)
 			    sshbuf_put_u64(m, srv.read_limit) != 0 ||
 			    sshbuf_put_u64(m, 64) != 0)
 				abort();
+		} else if (strcmp(r.ext, "open-copy@openssh-lfn") == 0) {
+			if (f != 0 || (r.pflags & SSH2_FXF_WRITE)) {
+				status(m, r.id, SSH2_FX_NO_SUCH_FILE);
+				break;
+			}
+			if (sshbuf_put_u8(m, SSH2_FXP_EXTENDED_REPLY) != 0 ||
+			    sshbuf_put_u32(m, r.id) != 0 ||
+			    sshbuf_put_string(m, "h0", 2) != 0 ||
+			    sshbuf_put_cstring(m, r.path) != 0)
+				abort();
+			put_attrs(m, 0, 0);
+			if (r.xflags & 2)
+				srv_open_reads(m, &r, dir);
 		} else
 			status(m, r.id, f >= 0 || r.file == -1 ?
 			    SSH2_FX_OK : SSH2_FX_FAILURE);
@@ -610,6 +723,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	srv.src_random = (fl >> 3) & 1;
 	srv.read_limit = rlimits[(fl >> 4) & 3];
 	srv.no_limits = (op & 0x80) != 0;
+	srv.lfn = (fl >> 6) & 1;
 	nreq = (op & 0x40) ? 1 + ((op >> 3) & 7) : 0;	/* -R, or the ramp */
 	if ((op & 7) == 1 || (op & 7) == 4) {
 		usize = (uint64_t)fin_u16(&srv.in) << (fin_u8(&srv.in) & 7);
@@ -634,8 +748,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if ((op & 7) == 3 &&
 		    sftp_stat(conn, SRC_PATH, 1, &a) != 0)
 			break;
+		if (srv.lfn)	/* as scp and sftp get do (0265, 0266) */
+			sftp_open_ahead_get(conn, SRC_PATH, 1);
 		ret = sftp_download(conn, SRC_PATH, dl_path, NULL,
 		    (op & 7) == 3, 0, (op >> 4) & 1, (op >> 5) & 1);
+		sftp_open_ahead_done(conn);
 		fuzz_jmp_armed = 0;
 		if (ret == 0 && !srv.dishonest) {
 			FUZZ_INVARIANT(!srv.read_failed,
