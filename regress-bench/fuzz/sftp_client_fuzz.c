@@ -273,8 +273,9 @@ srv_request(struct sshbuf *b)
 
 /*
  * open-copy's reads of the source, and its close if they reach the end,
- * answered next (as openssh-lfn's server makes them, 0266); the reply's
- * count, or a dishonest one
+ * as openssh-lfn's server makes them (0266): answered after the requests
+ * received so far, or (d&0x20) before them; the reply's count, or
+ * (d&0x40) a dishonest one
  */
 static void
 srv_open_reads(struct sshbuf *m, const struct req *r, u_char dir)
@@ -282,16 +283,19 @@ srv_open_reads(struct sshbuf *m, const struct req *r, u_char dir)
 	uint64_t size = srv.src_size, all, off;
 	u_int k, n, len, closed;
 	struct req *q;
+	size_t at = (dir & 0x20) ? 0 : srv.npend;
 
 	len = r->rd_len ? MINIMUM(r->rd_len, 261120) : 261120;
 	all = (size + len - 1) / len + 1;
-	n = MINIMUM(MINIMUM(r->rd_max, 64), all);
+	k = MINIMUM(r->rd_max, 64);
+	n = all <= k ? all : (k > 0 ? k - 1 : 0);
 	closed = n > 0 && n == all;
 	pend_room(n + 1);
-	memmove(srv.pend + n + closed, srv.pend, srv.npend * sizeof(*srv.pend));
+	memmove(srv.pend + at + n + closed, srv.pend + at,
+	    (srv.npend - at) * sizeof(*srv.pend));
 	srv.npend += n + closed;
 	for (k = 0; k < n + closed; k++) {
-		q = &srv.pend[k];
+		q = &srv.pend[at + k];
 		memset(q, 0, sizeof(*q));
 		q->type = k < n ? SSH2_FXP_READ : SSH2_FXP_CLOSE;
 		q->id = r->rd_id + k;
