@@ -4,7 +4,9 @@
 # round trip later once the client has the handle.  Read from the client's
 # -vvv log (exact): the first ranges are "made with the open", the server
 # closes the file behind them when they reach its end (0246's early close,
-# made by the server), and every copy is compared byte for byte: empty,
+# made by the server), the lookup sent with them is answered before them
+# (so the client takes them before their replies come and keeps its
+# reads going), and every copy is compared byte for byte: empty,
 # 10 kB, exactly one block, several blocks, more than the first window
 # (the client asks for the rest), several gets in one sftp session (the
 # first in the init, the others after it), a download whose local file
@@ -55,6 +57,11 @@ for f in f0:1 f10k:2 fblock:2 f1m:5 f5m:9; do
 		grep -q "Sent message fd [0-9]* T:4 " "$T/$f.log" && fail "scp $f: a close of its own"
 	fi
 	grep -q "opened again" "$T/$f.log" && fail "scp $f: opened again"
+	# behind the lookup sent with them: its reply comes first, so the
+	# client takes the reads before their replies (else its next reads
+	# would wait for all of them)
+	grep -q "ahead_reads_claim: 0 of their replies came before it" "$T/$f.log" ||
+		fail "scp $f: $(grep -o '[0-9]* of their replies came before it' "$T/$f.log") (the lookup's reply waited behind the data)"
 done
 
 tid "sftp get: each file's reads with its open; one not written locally is dropped"
