@@ -10,7 +10,7 @@ trap 'lfn_cleanup; lfn_wan_cleanup' EXIT
 lfn_wan_link exp6 100 1gbit --loss ${LOSS:-1e-4}
 for p in "$NA:198.18.0.2" "$NB:198.18.0.1"; do r=$(ip -n ${p%%:*} route show ${p#*:}/32); ip -n ${p%%:*} route replace $r congctl $CC; done
 mkdir -p $T/home; sed -i "s|^|environment=\"HOME=$T/home\" |" $T/authorized_keys
-echo "PermitUserEnvironment HOME" | lfn_sshd_start "$LFN_TREE" 22 "$NB"
+lfn_sshd_start "$LFN_TREE" 22 "$NB" <<< "PermitUserEnvironment HOME"
 mkdir -p /tmp/exp/dst
 for i in $(seq 1 $N); do
   for v in $VARS; do for d in $DIRS; do
