@@ -355,6 +355,7 @@ class Env:
         if size in self.files:
             path = self.files[size][0]
             self.files[size] = (path, time.time())
+            page_in(path)
             return path
         if self.chunk is None:
             self.chunk = os.path.join(self.datadir, "chunk-64M")
@@ -395,6 +396,7 @@ class Env:
                 left -= n
         os.rename(path + ".tmp", path)
         self.files[size] = (path, time.time())
+        page_in(path)
         return path
 
 
@@ -474,6 +476,18 @@ def client_cmd(env, tree, link, tool, cipher, comp, src, dst):
         raise ValueError(tool)
     script = '. %s; T=%s; "$@"' % (shlex.quote(SSHENV), shlex.quote(env.T))
     return ["bash", "-c", script, "bench"] + argv, stdin
+
+
+def page_in(path):
+    """Read path through, so that a run finds it in the page cache.  A
+    file left unread for a while may have been paged out (the VMs here
+    run DAMON reclaim: pages unused for 60 s go, 128 MiB/s), and the first
+    run after that read it from disk: perf put half of the server's CPU
+    into cat's copies from freshly read pages."""
+    buf = bytearray(4 * MIB)
+    with open(path, "rb", buffering=0) as f:
+        while f.readinto(buf):
+            pass
 
 
 def file_dst(env):
