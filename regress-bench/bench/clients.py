@@ -35,7 +35,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from bench import (Env, Link, MIB, TOP, die, fmt_dur, fmt_mbs, link_down, link_info, log,  # noqa: E402
-                   machine_info, median, parse_rate, parse_size, results_log, sshd_child_cpu,
+                   machine_info, median, page_in, parse_rate, parse_size, results_log, sshd_child_cpu,
                    wanemu_up)
 
 FC = os.path.join(TOP, "regress-bench", "lib", "foreign-client")
@@ -268,6 +268,7 @@ def main():
                         src = srcs[size]
                         for i in range(args.runs):
                             for s in (SERVERS if i % 2 == 0 else SERVERS[::-1]):
+                                page_in(src)
                                 wall, cpu, ok, msg = runner.once(link, s, client, d, src)
                                 net = wall - (setup[s] or 0)
                                 row = {"kind": "run", "link": link.spec, "client": client, "dir": d,

@@ -42,7 +42,7 @@ sys.path.insert(0, HERE)
 from bench import (Env, Link, MIB, TOP, die, fmt_dur, fmt_mbs as fmt, link_down, link_info, log,  # noqa: E402
                    results_log,
                    machine_info, median, parse_rate, parse_size, sshd_child_cpu,
-                   sshd_children, wanemu_down, wanemu_up)
+                   page_in, sshd_children, wanemu_down, wanemu_up)
 
 DEBIAN_SSHD_HELPER = os.path.join(TOP, "regress-bench", "lib", "debian-sshd")
 DEBIAN_SSH = "/usr/bin/ssh"
@@ -680,6 +680,7 @@ def run_link(m, env, args, link, senders, policies, data, emit, missing, done, t
                 log("[%d/%d %s elapsed%s] %s %s policy %s: run %d/%d" % (
                     done[0], total, fmt_dur(el), ", ETA %s" % fmt_dur(eta) if done[0] else "",
                     link, s, p, i + 1, args.runs))
+                page_in(data)
                 r = m.run_once(pl["xfer"], pl["stdin"], pl["sshd"].pid, pl["recv_sshd"], pl["recv_is_client"],
                                timeout=max(300.0, 5 * estimate_run(args, link, s, p)))
                 done[0] += 1
