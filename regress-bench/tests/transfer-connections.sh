@@ -426,8 +426,10 @@ for c in "-n download" "-n upload" "-o download"; do
 	had=$(sed -n 's/.*: \([0-9]*\) of [0-9]* bytes are there from an earlier copy.*/\1/p' "$T/err")
 	[ -n "$had" ] && [ "$had" -ge $((2 * mib)) ] || fail "the copy started again from scratch: '$had'"
 	# an extra connection lost at 4 MiB: the others stopped at their next
-	# chunk, they did not copy on to the end of the file
-	if [ "$which" = -n ] && [ "$had" -gt $((24 * mib)) ]; then
+	# chunk, they did not copy on to the end of the file (that leaves all
+	# but the lost connection's chunk, ~47 MiB; stopping left 9-15 MiB on a
+	# quiet machine, more when the kill comes late on a loaded one)
+	if [ "$which" = -n ] && [ "$had" -gt $((40 * mib)) ]; then
 		fail "the other connections went on after one was lost: $had of $size bytes done"
 	fi
 	verbose "resumed with $had of $size bytes there"
