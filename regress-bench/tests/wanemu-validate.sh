@@ -9,7 +9,7 @@
 #   (a)    ping RTT is the configured RTT (0, 50, 200 ms): median within
 #          1 ms above it, never below it
 #   (b)    one TCP stream reaches >= 90% of the rate (goodput) at 1 Gbit/s
-#          RTT 50 ms and 2 Gbit/s RTT 100 ms; if the 2 Gbit/s case fails, the
+#          RTT 50 ms and 2 Gbit/s RTT 100 ms; if the 2 Gbit/s case falls short, the
 #          emulator's ceiling on this machine is measured and reported, and
 #          the case only warns when the ceiling is below ~2.2 Gbit/s
 #   (c)    the rate limiter holds: on 100 Mbit/s and 20 Mbit/s links one
