@@ -3,6 +3,7 @@
 # recursive copy: wall time of `scp -r` of N files of BYTES each (default
 # 50 x 10 kB at 50 ms, 1 Gbit/s), upload and download, with the stock
 # client and the openssh-lfn client against the same openssh-lfn sshd,
+# and the same bytes through one stream (tar over ssh, B's client),
 # 2 runs each, contents checked.  A=tree B=tree (environment) compare
 # other builds' clients.  Needs root (network namespaces).
 set -u
@@ -21,6 +22,8 @@ mkdir -p "$T/src"
 for i in $(seq 1 "$n"); do head -c "$bytes" /dev/urandom > "$T/src/f$i"; done
 secs() { local s e; s=$(date +%s.%N); "$@" > /dev/null 2>&1; e=$(date +%s.%N); awk -v s="$s" -v e="$e" 'BEGIN { printf "%.2f", e - s }'; }
 c=(-n "$NA" -h "$ADDR" "$port")
+tar_up() { tar -C "$T/src" -cf - . | lfn_ssh "$B" "${c[@]}" lfnpeer "mkdir -p $T/dst && tar -C $T/dst -xf -"; }
+tar_down() { lfn_ssh "$B" "${c[@]}" lfnpeer "tar -C $T/src -cf - ." | tar -C "$T/back" -xf -; }
 for run in 1 2; do
 	for tree in "$A" "$B"; do
 		rm -rf "$T/dst" "$T/back"
@@ -31,4 +34,11 @@ for run in 1 2; do
 		printf 'rtt %s ms, %s x %s bytes, client %s: scp -r up %s s, down %s s (%s)\n' \
 		    "$rtt" "$n" "$bytes" "$tree" "$u" "$d" "$ok"
 	done
+	# the same bytes through one stream: tar over ssh (B's client)
+	rm -rf "$T/dst" "$T/back"; mkdir -p "$T/back"
+	u=$(secs tar_up) d=$(secs tar_down)
+	ok=intact
+	diff -r "$T/src" "$T/dst" > /dev/null && diff -r "$T/src" "$T/back" > /dev/null || ok=CORRUPTED
+	printf 'rtt %s ms, %s x %s bytes, tar over ssh (%s): up %s s, down %s s (%s)\n' \
+	    "$rtt" "$n" "$bytes" "$B" "$u" "$d" "$ok"
 done

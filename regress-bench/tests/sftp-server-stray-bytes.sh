@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# sftp-server-stray-bytes: a client that sends INIT, then the start of a
+# packet that never comes (0-4 bytes), then hangs up must not leave a
+# spinning sftp-server behind.  0266's loop (work off every complete request)
+# took 4 zero bytes (a packet length of 0) for a complete request that
+# process() would not take: 100 % CPU for ever, the process outliving its
+# session through sshd (one per session: a remote CPU denial of service).
+# lib/sftp-stray-bytes.py drives the binary directly and bounds its exit
+# (5 s; a correct one takes milliseconds) and CPU (0.5 s).  Stock 10.5p1's
+# sftp-server is the control.
+# Patches: 0266
+. "$(dirname "$0")/../lib/sshenv.sh"
+trap lfn_cleanup EXIT
+lfn_env_init sftp-server-stray-bytes
+H="$LFN_TOP/regress-bench/lib/sftp-stray-bytes.py"
+
+for t in "$LFN_TREE" ${STOCK_TREE:+"$STOCK_TREE"}; do
+	[ -x "$t/sftp-server" ] || { [ "$t" = "$LFN_TREE" ] && lfn_die "no $t/sftp-server"; continue; }
+	tid "$(basename "$t")'s sftp-server exits on EOF after INIT and 0-4 stray bytes"
+	python3 "$H" "$t/sftp-server" "$T" > "$T/out" 2>&1 || fail "$(grep -v '^ok' "$T/out")"
+	verbose "$(tr '\n' ';' < "$T/out")"
+done
+lfn_finish
