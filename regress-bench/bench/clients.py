@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """regress-bench/bench/clients.py -- the clients users bring to a storage
-server, against stock sshd and openssh-lfn's sshd on the same link (issue 30).
+server, against stock sshd and openssh-lfn's sshd on the same link.
 
 Clients (regress-bench/lib/foreign-client): PuTTY's pscp and psftp (the SSH
 code of WinSCP and FileZilla), rclone (Go: x/crypto/ssh + pkg/sftp),

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """regress-bench/bench/senders.py -- foreign senders into an openssh-lfn
-receiver (issue 21, "sender matrix").
+receiver (a "sender matrix").
 
 On links emulated by regress-bench/wanemu, measures how fast a sender that is
 not openssh-lfn (stock 10.5p1, Debian's 9.2p1, optionally HPN-SSH) pushes one
@@ -372,7 +372,7 @@ def main():
     ap = argparse.ArgumentParser(
         prog="regress-bench/bench/senders.py",
         description="foreign senders (stock 10.5p1, Debian 9.2p1, HPN-SSH) into an openssh-lfn "
-                    "receiver on emulated links, under three receive window policies (issue 21)")
+                    "receiver on emulated links, under three receive window policies")
     ap.add_argument("--links", default="1gbit/200,2gbit/100",
                     help="comma list of RATE/RTT_MS emulated links (1gbit/200,2gbit/100)")
     ap.add_argument("--size", type=parse_size, default=parse_size("1G"), help="data per transfer (1G)")
@@ -735,7 +735,7 @@ def render(rows, machine, args, links, senders, policies):
                     line += "".join(" %s |" % c for c in cells(rr, (l.spec, s, p)))
                 L.append(line)
 
-    L.append("# Foreign senders into an openssh-lfn receiver (issue 21)\n")
+    L.append("# Foreign senders into an openssh-lfn receiver\n")
     L.append("%s per transfer, %d run(s) per point; `ssh HOST \"cat > /dev/null\" < file` (upload, ->) "
              "or `ssh HOST \"cat file\" > /dev/null` (download, <-).  Receiver window policies: "
              "**default** = openssh-lfn's autotuned windows, **16M** = `MaxChannelWindow 16M`, "

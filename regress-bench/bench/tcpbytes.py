@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Raw TCP reference for a fixed number of bytes (bench --tcp-bytes).
 
-iperf3 -t measures a rate over a fixed time; the issue's goals compare ssh
+iperf3 -t measures a rate over a fixed time; the goals compare ssh
 with TCP moving *the same bytes*, ramp included.  Under loss the two differ
 a lot: a CUBIC stream's first seconds (slow start, before its first loss)
 are far faster than the rest, so iperf3 -t 5 against a 30 s copy flatters

@@ -24,8 +24,8 @@
  *  - the consumer receives exactly the accepted data, in order;
  *  - the channel never sends more than the peer's window or maxpacket,
  *    and sends exactly what the producer wrote, in order;
- *  - FUZZ_STRICT=1: a fatal() because a channel buffer is full (issue 20
- *    finding 8: an overrun of a full 128 MiB window) is a finding too.
+ *  - FUZZ_STRICT=1: a fatal() because a channel buffer is full (the known
+ *    finding: an overrun of a full 128 MiB window) is a finding too.
  */
 #include "fuzz_common.h"
 
@@ -95,12 +95,12 @@ check_window(struct cf *cf)
 	 * After an overrun within the 10 % grace, the consumer's draining
 	 * credits the excess back (upstream's accounting since 9.6): the
 	 * window then exceeds its maximum, and repeated overruns let it drift
-	 * further (issue 20 finding 8's area): checked with FUZZ_STRICT=1.
+	 * further (a known finding): checked with FUZZ_STRICT=1.
 	 */
 	FUZZ_INVARIANT((cf->overran && !fuzz_strict()) ||
 	    c->local_window <= c->local_window_max,
 	    "window %u > max %u%s", c->local_window, c->local_window_max,
-	    cf->overran ? " after an overrun (issue 20 finding 8)" : "");
+	    cf->overran ? " after an overrun (credited back)" : "");
 	if (cf->fixed)
 		FUZZ_INVARIANT(c->local_window_max == cf->start_max,
 		    "fixed window changed %u -> %u", cf->start_max,
@@ -474,7 +474,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		/* fatal(): the connection ended */
 		FUZZ_INVARIANT(!fuzz_strict() ||
 		    strstr(fuzz_last_fatal, "append data") == NULL,
-		    "fatal: %s (issue 20 finding 8)", fuzz_last_fatal);
+		    "fatal: %s (known finding: overrun of a full window)",
+		    fuzz_last_fatal);
 		goto done;
 	}
 	fuzz_jmp_armed = 1;

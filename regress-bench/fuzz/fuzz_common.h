@@ -38,7 +38,10 @@ static char fuzz_last_fatal[512];
 	} \
 } while (0)
 
-/* FUZZ_STRICT (README.md, default 1): fail on issue 20's findings 8 and 9 */
+/*
+ * FUZZ_STRICT (README.md, default 1): fail on the known findings about
+ * channel window overruns and an ignored fsetstat failure
+ */
 static int
 fuzz_env_int(const char *name, long long dflt, long long *vp)
 {

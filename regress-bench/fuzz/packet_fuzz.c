@@ -14,8 +14,9 @@
  *
  * Invariants: no sanitizer report; a corrupted packet is never accepted;
  * what the receiver sends decodes to exactly what it was asked to send;
- * no packet inflates to more than FUZZ_INFLATE_MAX bytes (issue 20
- * finding 6; default 262144, the series' limit; 0: no limit).
+ * no packet inflates to more than FUZZ_INFLATE_MAX bytes (the known
+ * decompression-bomb finding; default 262144, the series' limit; 0: no
+ * limit).
  */
 #include "fuzz_common.h"
 
@@ -162,7 +163,8 @@ rx_poll(struct pf *pf, int echo)
 		FUZZ_INVARIANT(pf->inflate_max <= 0 ||
 		    (long long)len + 1 <= pf->inflate_max,
 		    "packet type %u inflated to %zu bytes > FUZZ_INFLATE_MAX %lld "
-		    "(issue 20 finding 6)", type, len + 1, pf->inflate_max);
+		    "(known finding: decompression bomb)", type, len + 1,
+		    pf->inflate_max);
 		/* (a channel's packets are at most 32 KiB; the peer refuses
 		 * packets beyond PACKET_MAX_SIZE) */
 		if (echo && type >= SSH2_MSG_GLOBAL_REQUEST &&

@@ -21,7 +21,7 @@
  *  - so does a failed close at an upload's end;
  *  - FUZZ_STRICT=1: so does a failed truncating (size) fsetstat at an
  *    upload's end that leaves the server's file at the wrong length
- *    (issue 20 finding 9, patch 0209; a new file written whole is fine).
+ *    (a known finding, patch 0209; a new file written whole is fine).
  */
 #include "fuzz_common.h"
 
@@ -783,7 +783,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			    sshbuf_len(srv.up) == usize,
 			    "upload succeeded after its truncating fsetstat "
 			    "failed, server file %zu bytes, local %llu "
-			    "(issue 20 finding 9)", sshbuf_len(srv.up),
+			    "(known finding: fsetstat failure ignored)",
+			    sshbuf_len(srv.up),
 			    (unsigned long long)usize);
 			if ((fuzz_strict() || !srv.setstat_failed) &&
 			    !srv.close_failed) {

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 # regress-bench/lib/hostile-window.py -- a hostile SSH server (paramiko) that
-# abuses a client's channel receive window (patches 0201 and 0202, issue 20 findings 8
-# and 13).  It starts the ssh client itself (the command after "--", with
+# abuses a client's channel receive window (patches 0201 and 0202: overruns,
+# and windows that must stay fixed).  It starts the ssh client itself (the command after "--", with
 # "-p PORT" appended before the host argument by the caller via {PORT}) and
 # drains the client's stdout, so it can stop the client's consumer.
 #

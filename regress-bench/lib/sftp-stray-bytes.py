@@ -15,8 +15,10 @@ from sftp_raw import Server, init, VERSION  # noqa: E402
 
 server, d = sys.argv[1], sys.argv[2]
 # a correct server exits in milliseconds; the defect never does (it burns
-# a core until killed), so the bounds are far from both
-WAIT_S, CPU_S = 5.0, 0.5
+# a core until killed).  Exit within WAIT_S, under CPU_S of CPU; a server
+# still running then without having used CPU (starved on a busy machine,
+# not spinning) gets GRACE_S more before it fails.
+WAIT_S, CPU_S, GRACE_S = 1.0, 0.5, 5.0
 cases = [("%d zero bytes" % n, b"\0" * n) for n in range(5)]
 cases += [("length 1, no type", b"\0\0\0\x01"),
           ("length 5, 3 bytes of it", b"\0\0\0\x05\x03\0\0"),
@@ -25,9 +27,9 @@ bad = 0
 for name, stray in cases:
     s = Server([server, "-e", "-l", "DEBUG3"], d)
     s.send(init() + stray)
-    t, _ = s.reply()
+    t, _ = s.reply(WAIT_S)
     s.close()
-    rc, cpu, err = s.wait(WAIT_S)
+    rc, cpu, err = s.wait(WAIT_S, grace=GRACE_S, grace_cpu=0.1)
     # (a server that works off every complete request before it writes
     # may end on the garbage before its VERSION is out: not a failure)
     if rc is None or cpu >= CPU_S:

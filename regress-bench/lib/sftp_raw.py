@@ -123,11 +123,26 @@ class Server:
                 return None, b""
             self.buf += chunk
 
-    def wait(self, timeout=10):
-        """(exit code or None if it was still running, CPU s, stderr)"""
+    def cpu(self):
+        """CPU seconds the (running) process has used"""
+        try:
+            with open("/proc/%d/stat" % self.p.pid) as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        except (OSError, IndexError, ValueError):
+            return 0.0
+
+    def wait(self, timeout=10, grace=0.0, grace_cpu=0.0):
+        """(exit code or None if it was still running, CPU s, stderr);
+        a process still running after timeout that has used less than
+        grace_cpu CPU seconds (starved, not busy) gets grace seconds more"""
         end = time.monotonic() + timeout
         rc = ru = None
-        while time.monotonic() < end:
+        while True:
+            if time.monotonic() >= end:
+                if grace <= 0 or self.cpu() >= grace_cpu:
+                    break
+                end, grace = time.monotonic() + grace, 0.0
             pid, status, ru = os.wait4(self.p.pid, os.WNOHANG)
             if pid:
                 rc = os.waitstatus_to_exitcode(status)

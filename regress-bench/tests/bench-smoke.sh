@@ -4,15 +4,14 @@
 # writes results.jsonl, table.md, machine.json (and plots if matplotlib is
 # there) in the documented format; bad arguments are refused.  No speed is
 # asserted: the numbers are only checked for being present and positive.
-# Issue 23's dimensions: loss in the link (RATE/RTT/LOSS, --losses), TCP
+# The lossy-link dimensions: loss in the link (RATE/RTT/LOSS, --losses), TCP
 # congestion control (--cc, checked against what iperf3 and lfn's sshd say
 # the connections used), N-stream raw TCP (--tcp-streams) and one transfer
 # over N connections (TOOL-xN, --connections: lfn only; the -X connections=N
 # path runs through a wrapper that drops the option, so it works before and
 # after patch 0260; the real tree fails such a point with a clear message
 # until 0260 is there).  machine.json must tell the builds apart by ssh -V
-# (0901).  clients.py (foreign clients, issue 30) runs two clients both
-# ways.  The emulated-link part needs root and a TUN.
+# (0901).  clients.py (foreign clients) runs two clients both ways.  The emulated-link part needs root and a TUN.
 # Patches: 0260 0901
 . "$(dirname "$0")/../lib/sshenv.sh"
 trap lfn_cleanup EXIT

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # fastpath-pipe-quota: 0308 enlarges a no-tty session's stdin pipe to
-# 256 KiB only while the user stays well below fs.pipe-user-pages-soft
-# (issue 20, finding 11): sshd-session first asks for 1 MiB, which Linux
+# 256 KiB only while the user stays well below fs.pipe-user-pages-soft:
+# sshd-session first asks for 1 MiB, which Linux
 # refuses (EPERM) to an unprivileged user whose pipe pages would then go
 # over the soft limit, and keeps the kernel's 64 KiB if it is refused.
 # Tests run sshd as root (no quota), so an LD_PRELOAD shim

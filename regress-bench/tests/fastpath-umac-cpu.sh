@@ -2,7 +2,7 @@
 # fastpath-umac-cpu: patch 0307 chooses the AVX2 NH only where the CPU has
 # AVX2 and the OS saves the YMM registers (CPUID OSXSAVE/AVX, XGETBV XCR0
 # bits 1|2, CPUID.7 AVX2), checked by umac.c itself rather than trusting
-# the toolchain's __builtin_cpu_supports (issue 20, finding 10).  The unit
+# the toolchain's __builtin_cpu_supports.  The unit
 # test regress-bench/unit/umac-cpu.c builds umac.c with XGETBV simulated
 # (UMAC_NH_XGETBV): without YMM state the portable NH must be chosen.
 # x86-64 only (elsewhere there is no AVX2 NH to choose).

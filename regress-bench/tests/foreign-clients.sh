@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # foreign-clients: the clients users bring to a storage server work against
-# openssh-lfn's sshd (issue 30): PuTTY (pscp, psftp, plink; the SSH code of
+# openssh-lfn's sshd: PuTTY (pscp, psftp, plink; the SSH code of
 # WinSCP and FileZilla), rclone (Go: x/crypto/ssh + pkg/sftp), Dropbear's
 # dbclient, paramiko, asyncssh, and lftp over the system's ssh.  Each logs
 # in, puts, lists, gets, renames and removes a file, runs a command, and

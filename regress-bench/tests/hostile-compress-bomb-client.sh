@@ -2,7 +2,7 @@
 # hostile-compress-bomb-client: the reverse of hostile-compress-bomb: a
 # hostile server (regress-bench/hostile/compress-bomb-server.py, paramiko)
 # sends compressed SSH2_MSG_IGNORE packets to `ssh -C` once the session
-# runs (issue 20, finding 6; patches 0303/0304):
+# runs (patches 0303/0304):
 #  - a 200 KiB one must be accepted;
 #  - two that inflate to 16 MiB each must make ssh disconnect, saying
 #    "Decompressed packet too large" (the old series kept running with both

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # hostile-compress-bomb: a hostile client (regress-bench/hostile/
 # compress-bomb.py, paramiko) sends compressed SSH2_MSG_IGNORE packets after
-# auth (issue 20, finding 6; patches 0303/0304):
+# auth (patches 0303/0304):
 #  - a 200 KiB one (below PACKET_MAX_SIZE, what any peer may send
 #    uncompressed) must be accepted;
 #  - two that inflate to 16 MiB each must get the client disconnected,

@@ -3,8 +3,8 @@
 # path (ControlPath, ssh -S, ssh-agent -a, SSH_AUTH_SOCK, IdentityAgent, a
 # streamlocal forward, a *.sock/ctl file) from the checkout's path ($T,
 # $LFN_TOP, $top, $here, $OBJ, build/...).  A socket path must fit in 107
-# bytes; under a checkout at a long path those do not (issue 34: `make
-# check` failed from ~/src/github/openssh-lfn).  Sockets go in $S, the short
+# bytes; under a checkout at a long path those do not (`make
+# check` once failed from ~/src/github/openssh-lfn).  Sockets go in $S, the short
 # private directory lfn_env_init makes (/tmp/lfn.XXXXXX).
 # The lint first checks itself on lines that must and must not be flagged.
 # (It checks the test tree, no patch.)

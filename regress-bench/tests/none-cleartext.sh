@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# none-cleartext: issue 20 finding 2.  With NoneEnabled the client switches
+# none-cleartext: with NoneEnabled the client switches
 # to cipher none only after the session's requests were sent and answered,
 # so nothing the user typed goes out unencrypted: a loopback relay
 # (regress-bench/lib/record-relay.py) records the raw bytes in both

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# none-fwd-gaps: issue 20 finding 3.  "A tty or forwarding is never
+# none-fwd-gaps: "A tty or forwarding is never
 # switched" also covers stdio forwarding and multiplexing proxy clients:
 #  - ssh -W (as a ProxyCommand) and the ssh that ProxyJump starts (both with
 #    NoneEnabled) never switch; the connection they carry may;

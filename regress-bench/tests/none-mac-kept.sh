@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# none-mac-kept: issue 20 finding 1.  NoneMacEnabled (HPN-SSH's keyword) is
+# none-mac-kept: NoneMacEnabled (HPN-SSH's keyword) is
 # still accepted by ssh and sshd, so existing configurations load, but it
 # has no effect beyond one clear warning: with NoneEnabled and
 # NoneMacEnabled yes on both ends the switch to cipher none keeps a real

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# none-mac-order: issue 20 finding 5.  NoneEnabled must not change the
+# none-mac-order: NoneEnabled must not change the
 # user's MAC order: against a server that refuses cipher none (our sshd
 # with NoneEnabled no, and stock), the key exchange that proposed none and
 # every later one (RekeyLimit) use the first of the user's MACs, not

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# none-sshd-enforce: issue 20 finding 4.  sshd enforces "a tty or
+# none-sshd-enforce: sshd enforces "a tty or
 # forwarding is never carried unencrypted" whatever the client:
 #  - a hostile client (regress-bench/lib/none-hostile-client.py, paramiko
 #    taught to re-key to cipher none like HPN-SSH) that switched, then asks

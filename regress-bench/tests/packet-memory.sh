@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # packet-memory: the kept packet buffers and the padding pool (patches
-# 0303/0306/0312; issue 20, findings 6, 7 and 12), by a unit test built
+# 0303/0306/0312), by a unit test built
 # against the tree's objects (regress-bench/unit/packet-buffers.c, which
 # compiles the tree's packet.c into itself):
 #  - a received packet's plaintext (a USERAUTH_REQUEST) is cleared once

@@ -218,7 +218,7 @@ like_source() {
 # data, whose handles it takes at its next wait (a correct run: 11 up, 30
 # down; at most 64; "dir with space" alone has 8 small files and nothing
 # to wait for between them).
-for op in scp-up sftp-get; do
+for op in scp-up scp-down sftp-put sftp-get; do
 	tid "$op: the new client keeps several files open on the server at once, stock one"
 	for cl in $CLIENTS; do
 		name=${cl%%:*} tree=${cl#*:}

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # sftp-server-backlog: sftp-server works off a backlog of requests in O(1)
-# per byte (0104; issue 30).  A client may send a whole channel window of
+# per byte (0104).  A client may send a whole channel window of
 # requests at once (PuTTY/WinSCP send 4 KiB writes back to back); upstream's
 # loop read 16 KiB per request processed, so the queue grew with the backlog
 # and every read copied all of it (64 MiB of 4 KiB writes: 136 s of CPU, a

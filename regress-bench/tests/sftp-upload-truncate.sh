@@ -2,7 +2,7 @@
 # sftp-upload-truncate: an scp upload whose final truncate (the size
 # fsetstat that 0208 sends back to back with the close) fails, and that
 # leaves a regular file at the wrong length, fails: scp exits nonzero, as
-# for a failed write (0209; issue 20, finding 9).  The server is our
+# for a failed write (0209).  The server is our
 # sftp-server with fsetstat denied (-P fsetstat), writing over a longer
 # file.  A new file and a character device (`scp f host:/dev/null`) are
 # not cut at all (0245: the destination's STAT goes with the OPEN), so

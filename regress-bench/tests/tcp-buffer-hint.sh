@@ -2,7 +2,7 @@
 # tcp-buffer-hint: on an untuned host the kernel's TCP buffer maxima, not
 # ssh, limit a long fat link, and ssh -v / sshd at LogLevel VERBOSE say so
 # once per connection, naming the sysctl and a value that would do (patch
-# 0251, issue 21 part 4).  Over an emulated 1 Gbit/s x 100 ms link:
+# 0251).  Over an emulated 1 Gbit/s x 100 ms link:
 #  - namespaces with Debian's defaults (tcp_rmem max 6291456, tcp_wmem max
 #    4194304): an upload and a download each give the hint (on the client
 #    or in sshd's log), at most once per process;

@@ -104,7 +104,8 @@ grep -qx 'maxchannelwindow 67108864' <<<"$g" || fail "ssh -G maxchannelwindow"
 grep -qx 'tcprcvbufpoll no' <<<"$g" || fail "ssh -G tcprcvbufpoll"
 grep -qx 'hpndisabled yes' <<<"$g" || fail "ssh -G hpndisabled"
 # 112M: the window plus the 10 % overrun grace stay below the 128 MiB
-# buffer limit (issue 20, finding 8); 128M (accepted before) means 112M
+# buffer limit (an overrun of a full 128M window used to end in fatal());
+# 128M (accepted before) means 112M
 "$LFN_TREE/ssh" -F /dev/null -G x 2>&1 | grep -qx 'maxchannelwindow 117440512' || fail "ssh -G default"
 "$LFN_TREE/ssh" -F /dev/null -G -o MaxChannelWindow=128M x 2>&1 | grep -qx 'maxchannelwindow 117440512' || fail "ssh -G 128M"
 printf 'Host x\n\tHPNBufferSize 16384\n' > "$T/hpn_config"

@@ -1,8 +1,7 @@
 #!/usr/bin/env bash
 # window-hostile: a hostile server (python3-paramiko, regress-bench/lib/
 # hostile-window.py) abuses the client's receive windows (patches 0201 and
-# 0202, with 0203 so that it takes seconds rather than minutes; issue 20,
-# findings 8 and 13):
+# 0202, with 0203 so that it takes seconds rather than minutes):
 #  - overrun: every round it sends the whole window plus 9 % (upstream's
 #    grace is 10 %) while the consumer keeps up.  The client must never
 #    grant back what was sent beyond the window: the window it grants stays
@@ -18,7 +17,7 @@
 #    consumer stops, the window is filled and overrun by its 10 % grace:
 #    the client must disconnect with a protocol error ("peer ignored
 #    channel window"), not die in fatal() at the 128 MiB buffer limit.
-# The sshd side of finding 13 (tty) is window-tty-fixed.sh.
+# The sshd side of the fixed tty window is window-tty-fixed.sh.
 # Patches: 0201 0202 0203
 . "$(dirname "$0")/../lib/sshenv.sh"
 lfn_paramiko_python

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # window-tty-fixed: a tty session keeps a fixed receive window at *both*
-# ends (patch 0202; issue 20, finding 13): sshd learns of the tty only
+# ends (patch 0202): sshd learns of the tty only
 # after the channel is open (pty-req), and used to grow it like a bulk
 # session's; the client's tty window (1 MiB) was already fixed.  On a
 # 200 ms link a tty session

@@ -1,6 +1,6 @@
 /*
  * packet-buffers: unit test for the kept packet buffers and the padding
- * pool of openssh-lfn patches 0303/0306 (issue 20, findings 6, 7, 12).
+ * pool of openssh-lfn patches 0303/0306.
  *
  * Built by regress-bench/tests/packet-memory.sh against a built tree.  It
  * compiles the tree's packet.c into itself (#include) to reach its static
@@ -29,7 +29,7 @@
 
 #include "unit-check.h"
 
-/* only in trees that have it (openssh-lfn after issue 20) */
+/* only in trees that have it (openssh-lfn with 0306) */
 void ssh_packet_clear_kept(struct ssh *) __attribute__((weak));
 static void (* volatile clear_kept)(struct ssh *) = ssh_packet_clear_kept;
 

@@ -1,6 +1,6 @@
 /*
  * umac-cpu: unit test for openssh-lfn patch 0307's run-time choice of the
- * AVX2 NH (issue 20, finding 10): AVX2 is used only if the CPU has it
+ * AVX2 NH: AVX2 is used only if the CPU has it
  * *and* the OS saves the YMM registers (CPUID.1 OSXSAVE and AVX, XCR0
  * bits 1 and 2, CPUID.(7,0) AVX2).  umac.c is built here with XGETBV
  * replaced (UMAC_NH_XGETBV) by a function returning a chosen XCR0, so an
