@@ -352,7 +352,8 @@ def plots(outdir, agg, tcp):
             ax = axes[i // cols][i % cols]
             links = sorted({k[0] for k in agg if ingroup(k[0]) and k[1] == tool}, key=link_key)
             rtts = [link_parts(l)[1] for l in links]
-            for tree, style in (("stock", "o-"), ("lfn", "s-")):
+            for tree, style, colour in (("stock", "o-", "C0"), ("hpn", "D-", "C7"),
+                                        ("lfn", "s-", "C1")):
                 xs, ys, lo, hi = [], [], [], []
                 for l, r in zip(links, rtts):
                     st = agg.get((l, tool, "default", False, tree))
@@ -362,7 +363,8 @@ def plots(outdir, agg, tcp):
                         lo.append(st["mbs"] - st["mbs_min"])
                         hi.append(st["mbs_max"] - st["mbs"])
                 if xs:
-                    ax.errorbar(xs, ys, yerr=[lo, hi], fmt=style, capsize=3, label=tree)
+                    ax.errorbar(xs, ys, yerr=[lo, hi], fmt=style, capsize=3, label=tree,
+                                color=colour)
             d = "down" if tool.endswith(("-down", "-get")) else "up"
             tx = [(r, tcp[(l, d, 1)]) for l, r in zip(links, rtts) if (l, d, 1) in tcp]
             if tx:
@@ -388,6 +390,12 @@ def plots(outdir, agg, tcp):
             rate, "-loss" + fmt_loss(loss) if loss else "", "-" + cc if len(ccs) > 1 else ""))
         fig.savefig(f, dpi=90)
         plt.close(fig)
+        made.append(f)
+    # 1a. throughput per emulated link (rate x RTT), per tool: stock,
+    # HPN-SSH (when built), openssh-lfn and raw TCP side by side; for runs
+    # with a few links, where throughput vs RTT has one point per curve
+    f = link_bars(plt, pdir, agg, tcp)
+    if f:
         made.append(f)
     # 1b. throughput vs loss, per rate and RTT with more than one loss:
     # lfn and stock per congestion control, raw TCP one and N streams
@@ -489,6 +497,89 @@ def plots(outdir, agg, tcp):
         plt.close(fig)
         made.append(f)
     return made
+
+
+RATE_NAMES = {"gbit": "Gbit/s", "mbit": "Mbit/s", "kbit": "kbit/s"}
+LINK_BARS_MAX = 6      # more links than this: throughput-vs-rtt-*.png only
+TREE_SERIES = (("stock", "stock OpenSSH", "#4c72b0"), ("hpn", "HPN-SSH", "#8c8c8c"),
+               ("lfn", "openssh-lfn", "#dd8452"))
+
+
+def link_name(lab, with_cc=False):
+    """'2gbit/100/1e-4 bbr' -> '2 Gbit/s × 100 ms\nloss 1e-4' (for plot axes)."""
+    rate, rtt, loss, cc = link_parts(lab)
+    if rate is None:
+        return "loopback"
+    num = rate.rstrip("abcdefghijklmnopqrstuvwxyz")
+    unit = RATE_NAMES.get(rate[len(num):], rate[len(num):])
+    s = "%s %s × %g ms" % (num, unit, rtt)
+    if loss:
+        s += "\nloss %s" % fmt_loss(loss)
+    if with_cc and cc:
+        s += "\n" + cc
+    return s
+
+
+def link_bars(plt, pdir, agg, tcp):
+    """plots/throughput-per-link.png: one panel per tool (default cipher,
+    no compression), a group of bars per emulated link: each tree's median
+    MB/s with min-max bars, and raw TCP (one stream, same direction)."""
+    links = sorted({k[0] for k in agg if link_parts(k[0])[0] and k[2] == "default" and not k[3]},
+                   key=link_key)
+    if not links or len(links) > LINK_BARS_MAX:
+        return None
+    tools = [t for t in TOOL_ORDER
+             if any((l, t, "default", False, tr) in agg for l in links for tr, _, _ in TREE_SERIES)]
+    if not tools:
+        return None
+    trees = [s for s in TREE_SERIES if any(k[4] == s[0] and k[0] in links for k in agg)]
+    with_cc = len({link_parts(l)[3] for l in links}) > 1
+    nbars = len(trees) + 1
+    width = 0.8 / nbars
+    fig, axes = plt.subplots(1, len(tools), figsize=(max(4.2 * len(tools), 6), 4.2),
+                             squeeze=False, sharey=True)
+    for i, tool in enumerate(tools):
+        ax = axes[0][i]
+        d = "down" if tool.endswith(("-down", "-get")) else "up"
+        for j, (tree, name, colour) in enumerate(trees):
+            xs, ys, lo, hi = [], [], [], []
+            for x, l in enumerate(links):
+                st = agg.get((l, tool, "default", False, tree))
+                if st:
+                    xs.append(x + (j - (nbars - 1) / 2) * width)
+                    ys.append(st["mbs"])
+                    lo.append(st["mbs"] - st["mbs_min"])
+                    hi.append(st["mbs_max"] - st["mbs"])
+            if xs:
+                bars = ax.bar(xs, ys, width, yerr=[lo, hi], capsize=2, color=colour,
+                              label=name)
+                if hasattr(ax, "bar_label"):     # matplotlib >= 3.4
+                    ax.bar_label(bars, fmt="%.0f", fontsize=7, padding=1)
+        pts = [(x + (nbars - 1) / 2 * width, tcp[(l, d, 1)]) for x, l in enumerate(links)
+               if (l, d, 1) in tcp]
+        if pts:
+            bars = ax.bar([x for x, _ in pts], [y for _, y in pts], width, color="white",
+                          edgecolor="black", hatch="//", label="raw TCP (1 stream)")
+            if hasattr(ax, "bar_label"):     # matplotlib >= 3.4
+                ax.bar_label(bars, fmt="%.0f", fontsize=7, padding=1)
+        ax.set_xticks(range(len(links)))
+        ax.set_xticklabels([link_name(l, with_cc) for l in links], fontsize=8)
+        ax.set_title(tool, fontsize=10)
+        ax.set_xlabel("emulated link (rate × RTT)", fontsize=8)
+        if i == 0:
+            ax.set_ylabel("MB/s (median, min–max bars)")
+        ax.grid(axis="y", alpha=0.3)
+        ax.set_axisbelow(True)
+    handles, names = axes[0][0].get_legend_handles_labels()
+    fig.suptitle("throughput per link, default cipher of each tree (MB/s net of setup)",
+                 fontsize=10, y=0.99)
+    fig.legend(handles, names, loc="upper center", ncol=len(names), fontsize=9,
+               frameon=False, bbox_to_anchor=(0.5, 0.95))
+    fig.tight_layout(rect=(0, 0, 1, 0.92))
+    f = os.path.join(pdir, "throughput-per-link.png")
+    fig.savefig(f, dpi=100)
+    plt.close(fig)
+    return f
 
 
 def write_all(outdir, rows, machine, plots_on=True, plots=None):

@@ -33,8 +33,9 @@
 # are in flight at all: asyncssh's server sees the new client hold several
 # files open at once, stock one (and the series before 0268).  A tree that
 # changes during the copy is not tried (its outcome depends on timing).
-# Last, several files named on the command line (scp f1 f2 host:dir/ and
-# scp 'host:dir/*' dir/), one of them unreadable, against three servers.
+# Last, several files named on the command line (scp f1 f2 host:dir/,
+# scp 'host:dir/*' dir/, sftp put and get of a glob), one of them
+# unreadable, against three servers.
 # The whole test runs without CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH
 # (capsh --drop, re-executed below): root without them is held to the mode
 # bits like any user (capabilities(7)), so a file of mode 000 really cannot
@@ -381,27 +382,31 @@ for op in scp-up sftp-put; do
 done
 
 # Several files named on the command line into a directory (scp f1 f2
-# host:dir/, scp 'host:dir/*' dir/): in flight too; the same files, exit
+# host:dir/, scp 'host:dir/*' dir/, sftp's put and get of a glob): in
+# flight too; the same files, exit
 # status and words as stock's client, an unreadable one among them.
 M=$T/multi; mkdir -p "$M"
 for i in $(seq 1 25); do head -c $((RANDOM % 20000)) /dev/urandom > "$M/m$i"; done
 head -c 4000 /dev/urandom > "$M/m-secret"; chmod 000 "$M/m-secret"
 for srv in lfn:$p_lfn stock:$p_stk deb92:$p_deb; do
 	port=${srv#*:}
-	for dir in up down; do
-		tid "scp of 26 named files $dir against ${srv%%:*}'s server, one unreadable: as stock"
+	for dir in up down sftp-put sftp-get; do
+		tid "$([ ${dir#sftp} = $dir ] && echo scp || echo sftp) of 26 named files ${dir#sftp-} against ${srv%%:*}'s server, one unreadable: as stock"
 		for cl in new stock; do
 			tree=$LFN_TREE; [ $cl = stock ] && tree=$STOCK_TREE
 			o=$T/o/multi-$dir-${srv%%:*}-$cl; rm -rf "$o"; mkdir -p "$o"
 			c=(timeout -k 5 90 "$tree/scp" -F "$T/ssh_config" -o HostKeyAlias=lfnpeer
 				-o HostName=127.0.0.1 -S "$tree/ssh" -P "$port" -q)
-			if [ $dir = up ]; then
-				"${c[@]}" "$M"/m* "lfnpeer:$o/" > "$o.out" 2>&1 < /dev/null
-			else
-				"${c[@]}" "lfnpeer:$M/m*" "$o/" > "$o.out" 2>&1 < /dev/null
-			fi
+			sf=(timeout -k 5 90 "$tree/sftp" -F "$T/ssh_config" -o HostKeyAlias=lfnpeer
+				-o HostName=127.0.0.1 -S "$tree/ssh" -P "$port" -q -b -)
+			case $dir in
+			up) "${c[@]}" "$M"/m* "lfnpeer:$o/" > "$o.out" 2>&1 < /dev/null ;;
+			down) "${c[@]}" "lfnpeer:$M/m*" "$o/" > "$o.out" 2>&1 < /dev/null ;;
+			sftp-put) "${sf[@]}" lfnpeer <<< "put $M/m* $o/" > "$o.out" 2>&1 ;;
+			sftp-get) "${sf[@]}" lfnpeer <<< "get $M/m* $o/" > "$o.out" 2>&1 ;;
+			esac
 			echo $? > "$o.rc"
-			sed -e "s#$o#DEST#g" -e 's#^[^ ]*/scp: #scp: #' "$o.out" |
+			sed -e "s#$o#DEST#g" -e 's#^[^ ]*/\(s*ftp\|scp\): #\1: #' "$o.out" |
 				LC_ALL=C sort > "$o.words"
 		done
 		n=$T/o/multi-$dir-${srv%%:*}-new s=$T/o/multi-$dir-${srv%%:*}-stock
