@@ -48,24 +48,25 @@ finish_copy() {
 	[ ! -e "$1.lfn-part" ] || fail "$1.lfn-part is left"
 }
 
+# stopped_then_whole DEST FINAL: the download into DEST stopped while its
+# part fills (the part must be 0600), then run to the end (the file must
+# end with mode FINAL)
+stopped_then_whole() {
+	down "$1"
+	stop_when_filling "$1" || return
+	[ "$(mode "$1.lfn-part")" = 600 ] || fail "the part is $(mode "$1.lfn-part") while it fills"
+	finish_copy "$1"
+	[ "$(mode "$1")" = "$2" ] || fail "the file ends $(mode "$1"), not $2"
+}
+
 tid "over an existing 0600 file from a 0644 source: the part is 0600, the file stays 0600"
 chmod 0644 "$T/src"
 echo secret > "$T/d1"; chmod 0600 "$T/d1"
-down "$T/d1"
-if stop_when_filling "$T/d1"; then
-	[ "$(mode "$T/d1.lfn-part")" = 600 ] || fail "the part is $(mode "$T/d1.lfn-part") while it fills"
-	finish_copy "$T/d1"
-	[ "$(mode "$T/d1")" = 600 ] || fail "the file ends $(mode "$T/d1"), not 600"
-fi
+stopped_then_whole "$T/d1" 600
 
 tid "a new file from a 0640 source: the part is 0600, the file ends 0640 (the source's, less the umask)"
 chmod 0640 "$T/src"
-down "$T/d2"
-if stop_when_filling "$T/d2"; then
-	[ "$(mode "$T/d2.lfn-part")" = 600 ] || fail "the part is $(mode "$T/d2.lfn-part") while it fills"
-	finish_copy "$T/d2"
-	[ "$(mode "$T/d2")" = 640 ] || fail "the file ends $(mode "$T/d2"), not 640"
-fi
+stopped_then_whole "$T/d2" 640
 
 tid "a part an older build left 0666 is narrowed to 0600 when the copy takes it up; -p gives the source's mode"
 chmod 0604 "$T/src"
