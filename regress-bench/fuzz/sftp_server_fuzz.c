@@ -1,9 +1,9 @@
 /*
  * sftp_server_fuzz: sftp-server's real processing loop, sftp_server_main(),
- * with the series' sftp-server-open.c and sftp-server-read.c (patches
- * 0104, 0262, 0265, 0266, 0313-0316), fed a fuzzed SFTP client byte
- * stream.  README.md describes the input format; mkcorpus writes seeds,
- * capture-sftp records real clients' sessions as seeds.
+ * with the series' sftp-server-read.c (patches 0104, 0262, 0313-0316), fed
+ * a fuzzed SFTP client byte stream.  README.md describes the input format;
+ * mkcorpus writes seeds, capture-sftp records real clients' sessions as
+ * seeds.
  *
  * sftp-server.c is compiled into the harness, so that its statics can be
  * reset between inputs (server_reset()).  Per input:
@@ -159,13 +159,13 @@ int fuzz_utimensat(int, const char *, const struct timespec *, int);
 /* byte 0 of an input: bit 0 -R, bits 1-3 a request list */
 static const char *server_opts[8][2] = {
 	{ NULL, NULL },
-	{ "-P", "open-copy" },
+	{ "-P", "write,remove,rename" },
 	{ "-P", "check-file-handle,check-file" },
 	{ "-P", "read" },
 	{ "-P", "open" },
 	{ "-p", "open,read,close,lstat,stat,fstat,realpath,opendir,readdir,"
 	    "limits" },			/* a download-only server */
-	{ "-p", "open,open-copy,read,write,close,stat,lstat,fstat,fsetstat,"
+	{ "-p", "open,read,write,close,stat,lstat,fstat,fsetstat,"
 	    "fsync,limits,realpath" },	/* what scp needs */
 	{ "-p", "open*,read*,close,*stat*,realpath" },	/* patterns */
 };
@@ -835,9 +835,7 @@ server_reset(void)
 	first_unused_handle = -1;
 	sshbuf_free(iqueue);
 	sshbuf_free(oqueue);
-	sshbuf_free(init_requests);
-	sshbuf_free(open_reads);
-	iqueue = oqueue = init_requests = open_reads = NULL;
+	iqueue = oqueue = NULL;
 	init_done = 0;
 	version = 0;
 	readonly = 0;

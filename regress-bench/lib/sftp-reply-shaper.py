@@ -11,9 +11,8 @@ download or a server that reads short would:
   huge      every ATTRS size is 2^64 - 1 (a broken or hostile server)
 
 (sftp-download-end.sh; huge: transfer-connections.sh, the split
-transfer's size checks).  openssh-lfn's open-copy@openssh-lfn and
-init-requests@openssh-lfn are taken out of the INIT and the version, so
-that the client sends every READ itself, where the shaper sees it."""
+transfer's size checks).  The client sends every READ itself, where the
+shaper sees it."""
 import os
 import struct
 import subprocess
@@ -37,23 +36,6 @@ def read_from(f, n):
     return b
 
 
-HIDDEN = (b"init-requests@openssh-lfn", b"open-copy@openssh-lfn")
-
-
-def without_ours(m):
-    """SSH2_FXP_INIT or _VERSION m without the extensions in HIDDEN"""
-    out, i = m[:5], 5
-    while i + 4 <= len(m):
-        nl = struct.unpack(">I", m[i:i + 4])[0]
-        name = m[i + 4:i + 4 + nl]
-        dl = struct.unpack(">I", m[i + 4 + nl:i + 8 + nl])[0]
-        end = i + 8 + nl + dl
-        if name not in HIDDEN:
-            out += m[i:end]
-        i = end
-    return out
-
-
 def pump_in():
     try:
         while True:
@@ -63,9 +45,6 @@ def pump_in():
             m = read_from(lambda n: os.read(0, n), struct.unpack(">I", h)[0])
             if m is None:
                 break
-            if m[0] == 1:        # SSH2_FXP_INIT
-                m = without_ours(m)
-                h = struct.pack(">I", len(m))
             if m[0] == 5:        # SSH2_FXP_READ: id, handle, offset, len
                 rid = struct.unpack(">I", m[1:5])[0]
                 hl = struct.unpack(">I", m[5:9])[0]
@@ -92,8 +71,6 @@ try:
         m = read_from(src.read, struct.unpack(">I", h)[0])
         if m is None:
             break
-        if m[0] == 2:            # SSH2_FXP_VERSION
-            m = without_ours(m)
         # SSH2_FXP_ATTRS: type, id, flags, [size] ...
         if m[0] == 105 and struct.unpack(">I", m[5:9])[0] & 1:
             size = struct.unpack(">Q", m[9:17])[0]

@@ -1,9 +1,10 @@
 #!/usr/bin/python3
 """sftp-stray-bytes: sftp-server is sent INIT, then a few stray bytes (the
 start of a packet that never comes), then EOF.  It must exit on the EOF at
-once, as upstream's does; 0266's loop spun at 100 % CPU for ever on a
-packet length of 0 (four zero bytes): it waited for a complete request that
-process() would not take.
+once, as upstream's does.  A loop that works off every complete request
+(ours, 0104's) must not take a packet length of 0 (four zero bytes) for a
+complete request that process() would not take: one did (the held 0266's)
+and spun at 100 % CPU for ever.
 
     sftp-stray-bytes.py SFTP_SERVER DIR
 

@@ -3,7 +3,7 @@ binary directly over its stdin and stdout (no sshd): hostile byte streams,
 requests a real client never sends, the -P/-p policy of every request.
 
     s = Server(["/path/sftp-server", "-e", "-l", "VERBOSE", "-P", "read"], cwd)
-    s.send(init(exts={"init-requests@openssh-lfn": packet(...)}))
+    s.send(init())               # init(exts={name: data}): INIT extensions
     t, body = s.reply()          # (type, bytes after the type)
     s.close(); s.wait()          # exit code, CPU seconds, stderr
 
@@ -23,8 +23,6 @@ FX_OK, FX_EOF, FX_NO_SUCH_FILE, FX_PERMISSION_DENIED, FX_FAILURE = 0, 1, 2, 3, 4
 FX_OP_UNSUPPORTED = 8
 # OPEN's portable flags
 FXF_READ, FXF_WRITE, FXF_APPEND, FXF_CREAT, FXF_TRUNC, FXF_EXCL = 1, 2, 4, 8, 16, 32
-# open-copy@openssh-lfn's flags (PROTOCOL.lfn)
-OPEN_COPY_CWD, OPEN_COPY_READS = 1, 2
 
 
 def u32(v): return struct.pack(">I", v)
@@ -53,14 +51,6 @@ def extended(rid, name, body=b""):
 
 def open_req(rid, path, pflags, attrs=u32(0)):
     return request(OPEN, rid, string(path) + u32(pflags) + attrs)
-
-
-def open_copy(rid, path, name, pflags, xflags=0, reads=None):
-    """reads: (first id, how many at most, length) with OPEN_COPY_READS"""
-    body = string(path) + string(name) + u32(pflags) + u32(0) + u32(xflags)
-    if reads is not None:
-        body += u32(reads[0]) + u32(reads[1]) + u32(reads[2])
-    return extended(rid, "open-copy@openssh-lfn", body)
 
 
 def check_file(rid, handle, name="check-file-handle", algs="sha256",

@@ -108,7 +108,7 @@ tid "the extraction finds the series' names in $LFN_TREE (control)"
 names "$LFN_TREE" > "$tmp/names"
 [ -s "$tmp/names" ] || fail "no names extracted from $LFN_TREE"
 verbose "$(cut -f2 "$tmp/names" | LC_ALL=C sort -u | sed 's/.*/"&"/' | tr '\n' ' ')"
-for want in open-copy@openssh-lfn init-requests@openssh-lfn check-file-handle check-file lfn1; do
+for want in check-file-handle check-file lfn1; do
 	grep -q $'\t'"$want\$" "$tmp/names" || fail "the extraction misses \"$want\""
 done
 
@@ -126,9 +126,9 @@ tid "every name is in PROTOCOL.lfn, in double quotes"
 missing "$doc" < "$tmp/names" > "$tmp/missing"
 while read -r m; do fail "$m is not in $doc"; done < "$tmp/missing"
 
-tid "a PROTOCOL.lfn without \"open-copy@openssh-lfn\" fails (control)"
-sed 's/"open-copy@openssh-lfn"//g' "$doc" > "$tmp/PROTOCOL.lfn"
-missing "$tmp/PROTOCOL.lfn" < "$tmp/names" | grep -q '^open-copy@openssh-lfn (' ||
+tid "a PROTOCOL.lfn without \"check-file-handle\" fails (control)"
+sed 's/"check-file-handle"//g' "$doc" > "$tmp/PROTOCOL.lfn"
+missing "$tmp/PROTOCOL.lfn" < "$tmp/names" | grep -q '^check-file-handle (' ||
 	fail "the check does not see a name missing"
 
 tid "every patch PROTOCOL.lfn names (NNNN-slug) is in patches/"

@@ -8,8 +8,7 @@
 # the reads past the "end" go out on the file opened again), and one whose
 # reply to the exact last block is short (the rest is asked for on the
 # file opened again); every copy is compared byte for byte, with our
-# sftp-server and Debian's.  (From 0266 on, our sftp-server closes a file
-# whose reads it made behind them itself: that counts as the early close.)
+# sftp-server and Debian's.
 # Patches: 0246
 . "$(dirname "$0")/../lib/sshenv.sh"
 SYS_SFTP_SERVER=/usr/lib/openssh/sftp-server
@@ -28,7 +27,6 @@ for f in f10k f5m; do
 	lfn_scp "$LFN_TREE" "$p_lfn" -vvv "lfnpeer:$T/$f" "$T/down" 2> "$T/scp-$f.log" || fail "scp $f failed"
 	cmp -s "$T/$f" "$T/down" || fail "scp $f corrupted"
 	first_before "$T/scp-$f.log" "Sent message fd [0-9]* T:4 " "Received reply T:101 " ||
-	    grep -q "closed by the server behind the read" "$T/scp-$f.log" ||	# 0266
 		fail "scp $f: the close waited for the EOF"
 	grep -q "opened again" "$T/scp-$f.log" && fail "scp $f: opened again although the file was as its stat said"
 done

@@ -1,16 +1,19 @@
 #!/usr/bin/env bash
 # sftp-server-stray-bytes: a client that sends INIT, then the start of a
 # packet that never comes (0-4 bytes), then hangs up must not leave a
-# spinning sftp-server behind.  0266's loop (work off every complete request)
-# took 4 zero bytes (a packet length of 0) for a complete request that
-# process() would not take: 100 % CPU for ever, the process outliving its
-# session through sshd (one per session: a remote CPU denial of service).
+# spinning sftp-server behind.  A regression guard for our sftp-server's
+# loop that works off every complete request: a loop that took 4 zero
+# bytes (a packet length of 0) for a complete request process() would not
+# take ran at 100 % CPU for ever, the process outliving its session through
+# sshd (one per session: a remote CPU denial of service; the held
+# patches/held/0266 brought it).  The loop is 0104's again, which stops
+# when process() takes nothing; this keeps any later change to it honest.
 # lib/sftp-stray-bytes.py drives the binary directly: it must exit on the
 # EOF within a second (a correct one takes milliseconds; one that used no
 # CPU by then, starved on a busy machine, gets 5 s more) having used under
-# 0.5 s of CPU (the defect: all of it).  Stock 10.5p1's sftp-server is the
-# control.
-# Patches: 0266
+# 0.5 s of CPU (the defect: all of it).  Stock 10.5p1's sftp-server (one
+# request per poll(), upstream's loop) runs it too, as the control.
+# Patches: none
 . "$(dirname "$0")/../lib/sshenv.sh"
 trap lfn_cleanup EXIT
 lfn_env_init sftp-server-stray-bytes
