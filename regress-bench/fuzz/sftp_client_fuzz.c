@@ -9,10 +9,7 @@
  * in the order and with the twists the fuzz input picks for each reply:
  * reordered replies, short reads, error statuses, EOF at the end, and
  * dishonest ones (raw messages, wrong ids, early EOF, garbage attributes,
- * duplicate replies).  Local files live in a temporary directory.  As
- * openssh-lfn's server (0265, 0266) it also takes the requests an INIT
- * carries and open-copy@openssh-lfn, and makes a download's first reads
- * and its close itself, answered with the same twists.
+ * duplicate replies).  Local files live in a temporary directory.
  *
  * Invariants: no sanitizer report; against an honest server
  *  - a download that succeeds wrote exactly the remote file;
@@ -27,6 +24,7 @@
 
 #include <sys/stat.h>
 #include <sys/uio.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <unistd.h>
@@ -71,7 +69,7 @@ struct req {
 	u_int pflags;
 	struct sshbuf *data;
 	Attrib a;
-	u_int xflags, rd_id, rd_max, rd_len;	/* open-copy@openssh-lfn */
+	int hidx;		/* dir mode: the handle's slot, or -1 */
 };
 
 static struct srv {
@@ -82,14 +80,21 @@ static struct srv {
 	uint64_t src_size;
 	int src_random;
 	struct sshbuf *up;	/* the upload target's content */
+	size_t up_cap;		/* its room */
 	u_int read_limit;
 	int no_limits;
 	u_int budget;
 	int dishonest;
 	int read_failed, write_failed, setstat_failed, close_failed;
 	int open_failed;
-	int lfn;		/* open-copy, init-requests@openssh-lfn */
+	/* dir mode (op 7): a small filesystem, sftp_{down,up}load_dir() */
+	int dirmode;
+	u_int nreply;		/* (FUZZ_DEBUG=1 says which reply is which) */
+	uint64_t data_budget;	/* bytes of DATA served and WRITE taken */
 } srv;
+
+static void tree_answer(struct sshbuf *, struct req *, u_char);
+static void tree_error(struct req *);
 
 static void
 srv_reply(struct sshbuf *m)
@@ -135,6 +140,24 @@ file_size(int f)
 	return f == 0 ? srv.src_size : sshbuf_len(srv.up);
 }
 
+/*
+ * room for size bytes in b, doubled as it grows: an sshbuf grows by what
+ * is asked, so a file written 8 KiB at a time would be copied over and
+ * over (8 MiB: seconds)
+ */
+static int
+buf_room(struct sshbuf *b, size_t *capp, size_t size)
+{
+	size_t cap = MAXIMUM(size, 2 * *capp);
+	int r;
+
+	if (size <= *capp)
+		return 0;
+	if ((r = sshbuf_allocate(b, cap - sshbuf_len(b))) == 0)
+		*capp = cap;
+	return r;
+}
+
 static void
 up_resize(uint64_t size)
 {
@@ -147,7 +170,8 @@ up_resize(uint64_t size)
 		if (sshbuf_consume_end(srv.up, have - size) != 0)
 			abort();
 	} else if (size > have) {
-		if (sshbuf_reserve(srv.up, size - have, &p) != 0)
+		if (buf_room(srv.up, &srv.up_cap, size) != 0 ||
+		    sshbuf_reserve(srv.up, size - have, &p) != 0)
 			abort();
 		memset(p, 0, size - have);
 	}
@@ -164,31 +188,6 @@ pend_room(size_t n)
 	}
 }
 
-static void srv_request(struct sshbuf *);
-
-/* the requests an INIT carries (init-requests@openssh-lfn) */
-static void
-srv_init_requests(struct sshbuf *b)
-{
-	struct sshbuf *e, *p;
-	char *name;
-
-	while (sshbuf_len(b) > 0) {
-		if (sshbuf_get_cstring(b, &name, NULL) != 0 ||
-		    sshbuf_froms(b, &e) != 0)
-			FUZZ_INVARIANT(0, "bad INIT extension");
-		while (srv.lfn && strcmp(name, "init-requests@openssh-lfn") == 0 &&
-		    sshbuf_len(e) > 0) {
-			if (sshbuf_froms(e, &p) != 0)
-				FUZZ_INVARIANT(0, "bad init request");
-			srv_request(p);
-			sshbuf_free(p);
-		}
-		sshbuf_free(e);
-		free(name);
-	}
-}
-
 /* a request the client sent: parse what the model needs */
 static void
 srv_request(struct sshbuf *b)
@@ -202,6 +201,7 @@ srv_request(struct sshbuf *b)
 	r = &srv.pend[srv.npend++];
 	memset(r, 0, sizeof(*r));
 	r->file = -1;
+	r->hidx = -1;
 	if (sshbuf_get_u8(b, &r->type) != 0 || sshbuf_get_u32(b, &v) != 0)
 		FUZZ_INVARIANT(0, "client sent a short request");
 	r->id = v;		/* INIT: the version */
@@ -216,18 +216,25 @@ srv_request(struct sshbuf *b)
 	case SSH2_FXP_LSTAT:
 	case SSH2_FXP_SETSTAT:
 	case SSH2_FXP_REALPATH:
+	case SSH2_FXP_OPENDIR:
+	case SSH2_FXP_MKDIR:
 		if (sshbuf_get_cstring(b, &r->path, NULL) != 0)
 			FUZZ_INVARIANT(0, "bad path request");
 		r->file = path_file(r->path);
+		if (r->type == SSH2_FXP_SETSTAT &&
+		    decode_attrib(b, &r->a) != 0)
+			FUZZ_INVARIANT(0, "bad SETSTAT");
 		break;
 	case SSH2_FXP_READ:
 	case SSH2_FXP_WRITE:
 	case SSH2_FXP_FSTAT:
 	case SSH2_FXP_FSETSTAT:
 	case SSH2_FXP_CLOSE:
+	case SSH2_FXP_READDIR:
 		if (sshbuf_get_string_direct(b, &h, &hl) != 0)
 			FUZZ_INVARIANT(0, "bad handle request");
 		r->file = handle_file(h, hl);
+		r->hidx = hl == 3 && h[0] == 'H' ? (h[1] << 8 | h[2]) : -1;
 		if (r->type == SSH2_FXP_READ &&
 		    (sshbuf_get_u64(b, &r->off) != 0 ||
 		    sshbuf_get_u32(b, &r->len) != 0))
@@ -249,73 +256,13 @@ srv_request(struct sshbuf *b)
 		if (sshbuf_get_cstring(b, &r->ext, NULL) != 0)
 			FUZZ_INVARIANT(0, "bad EXTENDED");
 		if (strcmp(r->ext, "fsync@openssh.com") == 0 &&
-		    sshbuf_get_string_direct(b, &h, &hl) == 0)
+		    sshbuf_get_string_direct(b, &h, &hl) == 0) {
 			r->file = handle_file(h, hl);
-		if (strcmp(r->ext, "open-copy@openssh-lfn") == 0) {
-			if (sshbuf_get_cstring(b, &r->path, NULL) != 0 ||
-			    sshbuf_skip_string(b) != 0 ||
-			    sshbuf_get_u32(b, &r->pflags) != 0 ||
-			    decode_attrib(b, &r->a) != 0 ||
-			    sshbuf_get_u32(b, &r->xflags) != 0 ||
-			    ((r->xflags & 2) != 0 &&
-			    (sshbuf_get_u32(b, &r->rd_id) != 0 ||
-			    sshbuf_get_u32(b, &r->rd_max) != 0 ||
-			    sshbuf_get_u32(b, &r->rd_len) != 0)))
-				FUZZ_INVARIANT(0, "bad open-copy");
-			r->file = path_file(r->path);
+			r->hidx = hl == 3 && h[0] == 'H' ?
+			    (h[1] << 8 | h[2]) : -1;
 		}
 		break;
-	case SSH2_FXP_INIT:
-		srv_init_requests(b);	/* r may have moved */
-		break;
 	}
-}
-
-/*
- * open-copy's reads of the source, and its close if they reach the end,
- * as openssh-lfn's server makes them (0266): answered after the requests
- * received so far, or (d&0x20) before them; the reply's count, or
- * (d&0x40) a dishonest one
- */
-static void
-srv_open_reads(struct sshbuf *m, const struct req *r, u_char dir)
-{
-	uint64_t size = srv.src_size, all, off;
-	u_int k, n, len, closed;
-	struct req *q;
-	size_t at = (dir & 0x20) ? 0 : srv.npend;
-
-	len = r->rd_len ? MINIMUM(r->rd_len, 261120) : 261120;
-	all = (size + len - 1) / len + 1;
-	k = MINIMUM(r->rd_max, 64);
-	n = all <= k ? all : (k > 0 ? k - 1 : 0);
-	closed = n > 0 && n == all;
-	pend_room(n + 1);
-	memmove(srv.pend + at + n + closed, srv.pend + at,
-	    (srv.npend - at) * sizeof(*srv.pend));
-	srv.npend += n + closed;
-	for (k = 0; k < n + closed; k++) {
-		q = &srv.pend[at + k];
-		memset(q, 0, sizeof(*q));
-		q->type = k < n ? SSH2_FXP_READ : SSH2_FXP_CLOSE;
-		q->id = r->rd_id + k;
-		q->file = 0;
-		off = (uint64_t)k * len;
-		q->len = len;
-		if (off >= size)
-			off = size;
-		else if (size - off < len)
-			q->len = size - off;
-		q->off = off;
-	}
-	if (dir & 0x40) {		/* lies about them */
-		srv.dishonest = 1;
-		n = fin_u32(&srv.in);
-		closed = fin_u8(&srv.in);
-	}
-	if (sshbuf_put_u32(m, len) != 0 || sshbuf_put_u32(m, n) != 0 ||
-	    sshbuf_put_u32(m, closed) != 0)
-		abort();
 }
 
 static void
@@ -359,12 +306,19 @@ srv_generate(void)
 	int f;
 
 	if (srv.npend == 0 || srv.budget == 0)
-		return 0;
+		return 0;	/* (budget 0: the server went away) */
 	srv.budget--;
 	dir = fin_more(&srv.in) ? fin_u8(&srv.in) : 0;
 	i = 0;
-	if ((dir & 7) == 1)
+	if ((dir & 7) == 1) {
 		i = fin_u8(&srv.in) % srv.npend;	/* reorder */
+		/* dir mode: a handle's requests are processed in order */
+		for (n = 0; srv.dirmode && srv.pend[i].hidx >= 0 && n < i; n++)
+			if (srv.pend[n].hidx == srv.pend[i].hidx) {
+				i = n;
+				break;
+			}
+	}
 	r = srv.pend[i];
 	memmove(srv.pend + i, srv.pend + i + 1,
 	    (srv.npend - i - 1) * sizeof(*srv.pend));
@@ -372,6 +326,8 @@ srv_generate(void)
 	if ((m = sshbuf_new()) == NULL)
 		abort();
 	f = r.file;
+	debug3("fuzz: reply %u: to type %u id %u, directive 0x%02x",
+	    srv.nreply++, r.type, r.id, dir);
 
 	if (r.type == SSH2_FXP_INIT) {
 		if (sshbuf_put_u8(m, SSH2_FXP_VERSION) != 0 ||
@@ -380,12 +336,7 @@ srv_generate(void)
 		    (sshbuf_put_cstring(m, "limits@openssh.com") != 0 ||
 		    sshbuf_put_cstring(m, "1") != 0)) ||
 		    sshbuf_put_cstring(m, "fsync@openssh.com") != 0 ||
-		    sshbuf_put_cstring(m, "1") != 0 ||
-		    (srv.lfn &&
-		    (sshbuf_put_cstring(m, "open-copy@openssh-lfn") != 0 ||
-		    sshbuf_put_cstring(m, "1") != 0 ||
-		    sshbuf_put_cstring(m, "init-requests@openssh-lfn") != 0 ||
-		    sshbuf_put_cstring(m, "1") != 0)))
+		    sshbuf_put_cstring(m, "1") != 0)
 			abort();
 		if ((dir & 7) == 5) {
 			srv.dishonest = 1;
@@ -403,12 +354,17 @@ srv_generate(void)
 		switch (r.type) {
 		case SSH2_FXP_READ: srv.read_failed = 1; break;
 		case SSH2_FXP_WRITE: srv.write_failed = 1; break;
+		case SSH2_FXP_CLOSE:
+			if (srv.dirmode)
+				tree_error(&r);	/* a file written: failed */
+			else
+				srv.close_failed = 1;
+			break;
 		case SSH2_FXP_FSETSTAT:
 			/* -p's times and modes may fail (upstream warns) */
 			if (r.a.flags & SSH2_FILEXFER_ATTR_SIZE)
 				srv.setstat_failed = 1;
 			break;
-		case SSH2_FXP_CLOSE: srv.close_failed = 1; break;
 		case SSH2_FXP_OPEN: srv.open_failed = 1; break;
 		default: srv.dishonest |= r.type == SSH2_FXP_EXTENDED; break;
 		}
@@ -430,6 +386,10 @@ srv_generate(void)
 		break;
 	}
 
+	if (srv.dirmode) {
+		tree_answer(m, &r, dir);
+		goto reply;
+	}
 	switch (r.type) {
 	case SSH2_FXP_EXTENDED:
 		if (strcmp(r.ext, "limits@openssh.com") == 0) {
@@ -440,19 +400,6 @@ srv_generate(void)
 			    sshbuf_put_u64(m, srv.read_limit) != 0 ||
 			    sshbuf_put_u64(m, 64) != 0)
 				abort();
-		} else if (strcmp(r.ext, "open-copy@openssh-lfn") == 0) {
-			if (f != 0 || (r.pflags & SSH2_FXF_WRITE)) {
-				status(m, r.id, SSH2_FX_NO_SUCH_FILE);
-				break;
-			}
-			if (sshbuf_put_u8(m, SSH2_FXP_EXTENDED_REPLY) != 0 ||
-			    sshbuf_put_u32(m, r.id) != 0 ||
-			    sshbuf_put_string(m, "h0", 2) != 0 ||
-			    sshbuf_put_cstring(m, r.path) != 0)
-				abort();
-			put_attrs(m, 0, 0);
-			if (r.xflags & 2)
-				srv_open_reads(m, &r, dir);
 		} else
 			status(m, r.id, f >= 0 || r.file == -1 ?
 			    SSH2_FX_OK : SSH2_FX_FAILURE);
@@ -542,6 +489,7 @@ srv_generate(void)
 		status(m, r.id, SSH2_FX_OP_UNSUPPORTED);
 		break;
 	}
+ reply:
 	if ((dir & 7) == 7 && (dir & 0x80)) {
 		if (sshbuf_put_stringb(srv.to, m) != 0)
 			abort();
@@ -623,6 +571,68 @@ fuzz_poll(struct pollfd *pfd, unsigned long n, int timeout)
 }
 
 static char dir_path[64], dl_path[80], ul_path[80];
+static char dd_path[80], up_path[80], upbig_path[80];
+
+static void write_local(const char *, uint64_t, int);
+
+/* remove a tree the client made (its modes may lack r or x) */
+static void
+rm_tree(const char *path)
+{
+	struct dirent *dp;
+	struct stat sb;
+	DIR *dirp;
+	char *p;
+
+	if (lstat(path, &sb) == -1)
+		return;
+	if (!S_ISDIR(sb.st_mode)) {
+		unlink(path);
+		return;
+	}
+	chmod(path, 0700);
+	if ((dirp = opendir(path)) != NULL) {
+		while ((dp = readdir(dirp)) != NULL) {
+			if (strcmp(dp->d_name, ".") == 0 ||
+			    strcmp(dp->d_name, "..") == 0)
+				continue;
+			if (asprintf(&p, "%s/%s", path, dp->d_name) == -1)
+				abort();
+			rm_tree(p);
+			free(p);
+		}
+		closedir(dirp);
+	}
+	rmdir(path);
+}
+
+/*
+ * The local tree dir mode uploads: files of 0 bytes to 40 KiB, a
+ * subdirectory, symlinks to a file and to the subdirectory, a FIFO (never
+ * to be opened); upbig adds a file too large for sftp-many.c (4 MiB + 1)
+ */
+static void
+local_tree(const char *top, int big)
+{
+	char p[160];
+
+	if (mkdir(top, 0755) == -1)
+		abort();
+#define L(name) (snprintf(p, sizeof(p), "%s/%s", top, name), p)
+	write_local(L("a"), 5, 0);
+	write_local(L("b"), 20000, 1);
+	write_local(L("empty"), 0, 0);
+	if (mkdir(L("sub"), 0750) == -1)
+		abort();
+	write_local(L("sub/c"), 40000, 1);
+	write_local(L("sub/d"), 100, 0);
+	if (symlink("a", L("l")) == -1 || symlink("sub", L("ls")) == -1 ||
+	    mkfifo(L("fifo"), 0644) == -1)
+		abort();
+	if (big)
+		write_local(L("big"), 4 * 1024 * 1024 + 1, 1);
+#undef L
+}
 
 static void
 tmpdir_init(void)
@@ -634,6 +644,11 @@ tmpdir_init(void)
 		abort();
 	snprintf(dl_path, sizeof(dl_path), "%s/dl", dir_path);
 	snprintf(ul_path, sizeof(ul_path), "%s/ul", dir_path);
+	snprintf(dd_path, sizeof(dd_path), "%s/dd", dir_path);
+	snprintf(up_path, sizeof(up_path), "%s/up", dir_path);
+	snprintf(upbig_path, sizeof(upbig_path), "%s/upbig", dir_path);
+	local_tree(up_path, 0);
+	local_tree(upbig_path, 1);
 }
 
 static void
@@ -641,9 +656,45 @@ tmpdir_cleanup(void)
 {
 	if (dir_path[0] == '\0')
 		return;
-	unlink(dl_path);
-	unlink(ul_path);
-	rmdir(dir_path);
+	rm_tree(dir_path);
+}
+
+/*
+ * Descriptors: fatal() longjmps out of transfers that hold local files
+ * (and directories) open; those of the input are closed after it
+ */
+#define FD_TRACK	4096
+static u_char fds_before[FD_TRACK / 8];
+
+static void
+fds_scan(u_char *set)
+{
+	struct dirent *dp;
+	DIR *dirp;
+	int fd;
+
+	memset(set, 0, FD_TRACK / 8);
+	if ((dirp = opendir("/proc/self/fd")) == NULL)
+		return;
+	while ((dp = readdir(dirp)) != NULL) {
+		fd = atoi(dp->d_name);
+		if (dp->d_name[0] >= '0' && dp->d_name[0] <= '9' &&
+		    fd != dirfd(dirp) && fd < FD_TRACK)
+			set[fd / 8] |= 1 << (fd % 8);
+	}
+	closedir(dirp);
+}
+
+static void
+fds_close_new(void)
+{
+	u_char now[FD_TRACK / 8];
+	int fd;
+
+	fds_scan(now);
+	for (fd = 0; fd < FD_TRACK; fd++)
+		if ((now[fd / 8] & ~fds_before[fd / 8]) & (1 << (fd % 8)))
+			close(fd);
 }
 
 /* compare a local file with the filler or a buffer */
@@ -694,13 +745,705 @@ write_local(const char *path, uint64_t size, int random)
 	close(fd);
 }
 
+/*
+ * Dir mode (op 7): sftp_download_dir() and sftp_upload_dir(), whose small
+ * files go through sftp-many.c (0268).  The server is a small filesystem:
+ * nodes with absolute paths (directories, files with their content,
+ * symlinks to another node, a FIFO) and a handle table.  Honest, it answers
+ * as sftp-server would, with one twist a real server has too: a file's
+ * size in its directory listing may differ from what its reads return (it
+ * changed in between; the input says how).  Dishonest (d&7 == 4), it lists
+ * what the input says (names, types, sizes, a count that lies), gives a
+ * handle the input makes up, or canonicalizes a path to a name the input
+ * picks.
+ */
+#define T_DIR	1
+#define T_REG	2
+#define T_LNK	3
+#define T_FIFO	4
+#define TREE_NODES	128
+#define TREE_HANDLES	1024
+#define TREE_DL		"/r/dir"	/* what is downloaded */
+#define TREE_UL		"/r/up"		/* where it is uploaded */
+
+static struct tnode {
+	char *path;
+	int type, target;	/* a symlink's node */
+	struct sshbuf *data;
+	size_t cap;		/* its room (buf_room()) */
+	int lie;		/* the listing's size: 0 honest, else lie_size */
+	uint64_t lie_size;
+} tnodes[TREE_NODES];
+static int ntnodes;
+
+static struct thandle {
+	int used, node, kind;	/* kind: 1 directory, 2 read, 3 write */
+	u_int pos;		/* a directory's next entry */
+} thandles[TREE_HANDLES];
+
+static int
+tree_find(const char *path)
+{
+	int i;
+
+	for (i = 0; i < ntnodes; i++)
+		if (tnodes[i].type != 0 && strcmp(tnodes[i].path, path) == 0)
+			return i;
+	return -1;
+}
+
+static int
+tree_add(const char *path, int type)
+{
+	struct tnode *n;
+
+	if (ntnodes >= TREE_NODES)
+		return -1;
+	n = &tnodes[ntnodes];
+	memset(n, 0, sizeof(*n));
+	if ((n->path = strdup(path)) == NULL ||
+	    (type == T_REG && (n->data = sshbuf_new()) == NULL))
+		abort();
+	n->type = type;
+	n->target = -1;
+	return ntnodes++;
+}
+
+static void
+tree_free(void)
+{
+	int i;
+
+	for (i = 0; i < ntnodes; i++) {
+		free(tnodes[i].path);
+		sshbuf_free(tnodes[i].data);
+	}
+	ntnodes = 0;
+	memset(thandles, 0, sizeof(thandles));
+}
+
+/* the node a path names, symlinks followed (the last one if follow) */
+static int
+tree_resolve(const char *path, int follow)
+{
+	char cur[1024];
+	const char *s = path, *e;
+	size_t cl = 0, len;
+	int n = -1, hops = 0;
+
+	if (path == NULL || *s != '/')
+		return -1;
+	while (*s != '\0') {
+		while (*s == '/')
+			s++;
+		if (*s == '\0')
+			break;
+		if ((e = strchr(s, '/')) == NULL)
+			e = s + strlen(s);
+		len = e - s;
+		if (cl + 1 + len >= sizeof(cur))
+			return -1;
+		cur[cl++] = '/';
+		memcpy(cur + cl, s, len);
+		cl += len;
+		cur[cl] = '\0';
+		if ((n = tree_find(cur)) == -1)
+			return -1;
+		for (s = e; *s == '/'; s++)
+			;
+		while (tnodes[n].type == T_LNK && (*s != '\0' || follow)) {
+			if (++hops > 8 || (n = tnodes[n].target) < 0)
+				return -1;
+			cl = strlen(tnodes[n].path);
+			memcpy(cur, tnodes[n].path, cl + 1);
+		}
+	}
+	return n;
+}
+
+static const char *
+tree_base(const char *path)
+{
+	const char *p = strrchr(path, '/');
+
+	return p == NULL ? path : p + 1;
+}
+
+/* a new node's canonical path: its parent an existing directory, or NULL */
+static char *
+tree_new_path(const char *path)
+{
+	char *parent, *p, *np = NULL;
+	int k;
+
+	if (path == NULL || *tree_base(path) == '\0' ||
+	    (p = strrchr(path, '/')) == NULL)
+		return NULL;
+	if ((parent = strndup(path, p - path)) == NULL)
+		abort();
+	k = tree_resolve(parent, 1);
+	free(parent);
+	if (k >= 0 && tnodes[k].type == T_DIR &&
+	    asprintf(&np, "%s/%s", tnodes[k].path, tree_base(path)) == -1)
+		np = NULL;
+	return np;
+}
+
+/* the children of directory node d (k-th, or -1) */
+static int
+tree_child(int d, u_int k)
+{
+	size_t dl = strlen(tnodes[d].path);
+	int i;
+
+	for (i = 0; i < ntnodes; i++) {
+		if (tnodes[i].type == 0 ||
+		    strncmp(tnodes[i].path, tnodes[d].path, dl) != 0 ||
+		    tnodes[i].path[dl] != '/' ||
+		    strchr(tnodes[i].path + dl + 1, '/') != NULL)
+			continue;
+		if (k-- == 0)
+			return i;
+	}
+	return -1;
+}
+
+static void
+tree_attrs(struct sshbuf *m, int n, int listing)
+{
+	Attrib a;
+	struct tnode *t = &tnodes[n];
+
+	attrib_clear(&a);
+	a.flags = SSH2_FILEXFER_ATTR_SIZE | SSH2_FILEXFER_ATTR_PERMISSIONS |
+	    SSH2_FILEXFER_ATTR_ACMODTIME;
+	a.atime = a.mtime = 1700000000 + n;
+	switch (t->type) {
+	case T_DIR: a.perm = S_IFDIR | 0755; a.size = 4096; break;
+	case T_LNK: a.perm = S_IFLNK | 0777; a.size = 1; break;
+	case T_FIFO: a.perm = S_IFIFO | 0644; a.size = 0; break;
+	default:
+		a.perm = S_IFREG | 0644;
+		a.size = sshbuf_len(t->data);
+		if (listing && t->lie == 4)
+			a.flags &= ~SSH2_FILEXFER_ATTR_SIZE;
+		else if (listing && t->lie != 0)
+			a.size = t->lie_size;
+		break;
+	}
+	if (encode_attrib(m, &a) != 0)
+		abort();
+}
+
+static void
+tree_name(struct sshbuf *m, const char *name)
+{
+	if (sshbuf_put_cstring(m, name) != 0 ||
+	    sshbuf_put_cstring(m, name) != 0)	/* (the long name) */
+		abort();
+}
+
+static int
+tree_handle_new(int node, int kind)
+{
+	int i;
+
+	for (i = 0; i < TREE_HANDLES; i++) {
+		if (!thandles[i].used) {
+			thandles[i].used = 1;
+			thandles[i].node = node;
+			thandles[i].kind = kind;
+			thandles[i].pos = 0;
+			return i;
+		}
+	}
+	return -1;
+}
+
+static struct thandle *
+tree_handle(const struct req *r)
+{
+	if (r->hidx < 0 || r->hidx >= TREE_HANDLES || !thandles[r->hidx].used)
+		return NULL;
+	return &thandles[r->hidx];
+}
+
+static void
+put_handle(struct sshbuf *m, u_int id, int h)
+{
+	u_char hb[3] = { 'H', h >> 8, h & 0xff };
+
+	if (sshbuf_put_u8(m, SSH2_FXP_HANDLE) != 0 ||
+	    sshbuf_put_u32(m, id) != 0 || sshbuf_put_string(m, hb, 3) != 0)
+		abort();
+}
+
+/* an error status sent for r: a CLOSE still closes */
+static void
+tree_error(struct req *r)
+{
+	struct thandle *h = tree_handle(r);
+
+	if (h == NULL)
+		return;
+	if (h->kind == 3)
+		srv.close_failed = 1;	/* an upload's close */
+	h->used = 0;
+}
+
+static void
+file_resize(struct sshbuf *b, size_t *capp, uint64_t size)
+{
+	size_t have = sshbuf_len(b);
+	u_char *p;
+
+	if (size > UP_MAX)
+		size = UP_MAX;
+	if (size < have) {
+		if (sshbuf_consume_end(b, have - size) != 0)
+			abort();
+	} else if (size > have) {
+		if (buf_room(b, capp, size) != 0 ||
+		    sshbuf_reserve(b, size - have, &p) != 0)
+			abort();
+		memset(p, 0, size - have);
+	}
+}
+
+/* a dishonest listing: names, types and sizes from the input */
+static void
+tree_lie_listing(struct sshbuf *m, u_int id)
+{
+	static const char *names[] = { ".", "..", "a", "b", "e", "sub", "c",
+	    "d", "l", "ld", "p", "new", "", "x/y", "../../../etc", "sub" };
+	static const u_int types[] = { S_IFREG, S_IFDIR, S_IFLNK, S_IFIFO,
+	    S_IFSOCK, 0 };
+	char longname[256];
+	u_char c = fin_u8(&srv.in), s, t;
+	u_int n = c & 0x3f, i;
+	Attrib a;
+
+	if (sshbuf_put_u8(m, SSH2_FXP_NAME) != 0 ||
+	    sshbuf_put_u32(m, id) != 0 ||
+	    sshbuf_put_u32(m, (c & 0x80) ? fin_u32(&srv.in) : n) != 0)
+		abort();
+	if (c & 0x40)
+		n *= 64;	/* many: the same entry over and over */
+	/*
+	 * (an sshbuf grows 256 bytes at a time: room at once, or a long
+	 * listing costs seconds; one past what the client takes is enough)
+	 */
+	if (n > 16 && sshbuf_allocate(m, SFTP_MAX_MSG_LENGTH + 1024) != 0)
+		abort();
+	for (i = 0; i < n && sshbuf_len(m) <= SFTP_MAX_MSG_LENGTH; i++) {
+		if (i == 0 || (c & 0x40) == 0) {
+			s = fin_u8(&srv.in);
+			t = fin_u8(&srv.in);
+			attrib_clear(&a);
+			a.flags = t >> 4;
+			a.size = (uint64_t)fin_u16(&srv.in) << (fin_u8(&srv.in) & 63);
+			a.perm = types[t % 6] | 0644;
+			if (t % 6 == 5)
+				a.perm = fin_u32(&srv.in);
+			a.atime = a.mtime = fin_u32(&srv.in);
+		}
+		if (s == 0xff) {
+			memset(longname, 'n', sizeof(longname) - 1);
+			longname[sizeof(longname) - 1] = '\0';
+			tree_name(m, longname);
+		} else
+			tree_name(m, names[s % (sizeof(names) / sizeof(*names))]);
+		if (encode_attrib(m, &a) != 0)
+			abort();
+	}
+}
+
+static void
+tree_answer(struct sshbuf *m, struct req *r, u_char dir)
+{
+	struct thandle *h = tree_handle(r);
+	const u_char *d;
+	char *np;
+	uint64_t size, len;
+	size_t dn;
+	u_char *p;
+	int n, k, lie = (dir & 7) == 4;
+
+	/*
+	 * a handle the server never gave or already closed: only after a
+	 * dishonest reply (a made-up handle, a raw reply to a CLOSE); a
+	 * handle's requests are processed in order (srv_generate())
+	 */
+	if (h == NULL && (r->type == SSH2_FXP_READ ||
+	    r->type == SSH2_FXP_WRITE || r->type == SSH2_FXP_READDIR ||
+	    r->type == SSH2_FXP_FSETSTAT || r->type == SSH2_FXP_CLOSE))
+		FUZZ_INVARIANT(srv.dishonest, "client sent request type %u "
+		    "on a handle it does not hold (slot %d)", r->type, r->hidx);
+	switch (r->type) {
+	case SSH2_FXP_EXTENDED:
+		if (strcmp(r->ext, "limits@openssh.com") == 0) {
+			if (sshbuf_put_u8(m, SSH2_FXP_EXTENDED_REPLY) != 0 ||
+			    sshbuf_put_u32(m, r->id) != 0 ||
+			    sshbuf_put_u64(m, 256 * 1024) != 0 ||
+			    sshbuf_put_u64(m, srv.read_limit) != 0 ||
+			    sshbuf_put_u64(m, srv.read_limit) != 0 ||
+			    sshbuf_put_u64(m, 64) != 0)
+				abort();
+		} else if (strcmp(r->ext, "fsync@openssh.com") == 0)
+			status(m, r->id, h != NULL && h->kind != 1 ?
+			    SSH2_FX_OK : SSH2_FX_FAILURE);
+		else
+			status(m, r->id, SSH2_FX_OP_UNSUPPORTED);
+		return;
+	case SSH2_FXP_REALPATH:
+		if (sshbuf_put_u8(m, SSH2_FXP_NAME) != 0 ||
+		    sshbuf_put_u32(m, r->id) != 0 ||
+		    sshbuf_put_u32(m, 1) != 0)
+			abort();
+		if (lie) {
+			static const char *lies[] = { "/", "", "/r/dir/..",
+			    "/r/up/sub", "/r/dir/a", "/nonexistent", ".",
+			    "/r/dir/l" };
+
+			srv.dishonest = 1;
+			tree_name(m, lies[fin_u8(&srv.in) % 8]);
+		} else
+			tree_name(m, strcmp(r->path, ".") == 0 ? "/r" : r->path);
+		if (sshbuf_put_u32(m, 0) != 0)	/* no attributes */
+			abort();
+		return;
+	case SSH2_FXP_STAT:
+	case SSH2_FXP_LSTAT:
+	case SSH2_FXP_FSTAT:
+		n = r->type == SSH2_FXP_FSTAT ? (h != NULL ? h->node : -1) :
+		    tree_resolve(r->path, r->type == SSH2_FXP_STAT);
+		if (n < 0) {
+			status(m, r->id, SSH2_FX_NO_SUCH_FILE);
+			return;
+		}
+		if (sshbuf_put_u8(m, SSH2_FXP_ATTRS) != 0 ||
+		    sshbuf_put_u32(m, r->id) != 0)
+			abort();
+		if (lie) {
+			srv.dishonest = 1;
+			put_attrs(m, 0, 1);
+		} else
+			tree_attrs(m, n, 0);
+		return;
+	case SSH2_FXP_OPENDIR:
+	case SSH2_FXP_OPEN:
+		if (lie) {	/* a handle the input makes up */
+			srv.dishonest = 1;
+			d = fin_bytes(&srv.in, fin_u8(&srv.in) % 8, &dn);
+			if (sshbuf_put_u8(m, SSH2_FXP_HANDLE) != 0 ||
+			    sshbuf_put_u32(m, r->id) != 0 ||
+			    sshbuf_put_string(m, d, dn) != 0)
+				abort();
+			return;
+		}
+		n = tree_resolve(r->path, 1);
+		if (r->type == SSH2_FXP_OPENDIR) {
+			if (n < 0 || tnodes[n].type != T_DIR ||
+			    (k = tree_handle_new(n, 1)) < 0) {
+				status(m, r->id, n < 0 ?
+				    SSH2_FX_NO_SUCH_FILE : SSH2_FX_FAILURE);
+				return;
+			}
+			put_handle(m, r->id, k);
+			return;
+		}
+		if (n < 0 && (r->pflags & SSH2_FXF_CREAT) &&
+		    tree_resolve(r->path, 0) < 0 &&
+		    (np = tree_new_path(r->path)) != NULL) {
+			n = tree_add(np, T_REG);	/* a new file */
+			free(np);
+		}
+		if (n < 0 || tnodes[n].type != T_REG ||
+		    (k = tree_handle_new(n, (r->pflags & SSH2_FXF_WRITE) ?
+		    3 : 2)) < 0) {
+			status(m, r->id, n < 0 ?
+			    SSH2_FX_NO_SUCH_FILE : SSH2_FX_FAILURE);
+			srv.open_failed = 1;
+			return;
+		}
+		if ((r->pflags & SSH2_FXF_TRUNC) && (r->pflags & SSH2_FXF_WRITE))
+			file_resize(tnodes[n].data, &tnodes[n].cap, 0);
+		put_handle(m, r->id, k);
+		return;
+	case SSH2_FXP_READDIR:
+		if (h == NULL || h->kind != 1) {
+			status(m, r->id, SSH2_FX_FAILURE);
+			return;
+		}
+		if (lie) {
+			srv.dishonest = 1;
+			tree_lie_listing(m, r->id);
+			return;
+		}
+		/* ".", "..", the children: four at a time */
+		for (k = 0; k < 4; k++)
+			if (h->pos + k >= 2 &&
+			    tree_child(h->node, h->pos + k - 2) < 0)
+				break;
+		if (k == 0) {
+			status(m, r->id, SSH2_FX_EOF);
+			return;
+		}
+		if (sshbuf_put_u8(m, SSH2_FXP_NAME) != 0 ||
+		    sshbuf_put_u32(m, r->id) != 0 ||
+		    sshbuf_put_u32(m, k) != 0)
+			abort();
+		for (; k > 0; k--, h->pos++) {
+			if (h->pos < 2) {
+				tree_name(m, h->pos ? ".." : ".");
+				tree_attrs(m, h->node, 1);	/* (a dir) */
+				continue;
+			}
+			n = tree_child(h->node, h->pos - 2);
+			tree_name(m, tree_base(tnodes[n].path));
+			tree_attrs(m, n, 1);
+		}
+		return;
+	case SSH2_FXP_READ:
+		if (h == NULL || h->kind != 2) {
+			status(m, r->id, SSH2_FX_FAILURE);
+			srv.dishonest = 1;	/* (the client's: not asked) */
+			return;
+		}
+		size = sshbuf_len(tnodes[h->node].data);
+		if (r->off >= size || lie) {
+			if (r->off < size)
+				srv.dishonest = 1;	/* early EOF */
+			status(m, r->id, SSH2_FX_EOF);
+			return;
+		}
+		len = MINIMUM((uint64_t)r->len, size - r->off);
+		if ((dir & 7) == 2 && len > 1)	/* a short read */
+			len = 1 + fin_u16(&srv.in) % (len - 1);
+		if ((dir & 7) == 7 && (dir & 0x40)) {
+			len += 1 + fin_u8(&srv.in);	/* more than asked */
+			srv.dishonest = 1;
+		}
+		if (len > srv.data_budget)
+			srv.budget = 0;		/* enough: the server goes */
+		else
+			srv.data_budget -= len;
+		if (sshbuf_put_u8(m, SSH2_FXP_DATA) != 0 ||
+		    sshbuf_put_u32(m, r->id) != 0 ||
+		    sshbuf_put_u32(m, len) != 0 ||
+		    sshbuf_reserve(m, len, &p) != 0)
+			abort();
+		memset(p, 0, len);
+		memcpy(p, sshbuf_ptr(tnodes[h->node].data) + r->off,
+		    MINIMUM(len, size - r->off));
+		return;
+	case SSH2_FXP_WRITE:
+		if (h == NULL || h->kind != 3 || r->off > UP_MAX ||
+		    sshbuf_len(r->data) > UP_MAX - r->off) {
+			status(m, r->id, SSH2_FX_FAILURE);
+			srv.write_failed = 1;
+			return;
+		}
+		if (sshbuf_len(r->data) > srv.data_budget)
+			srv.budget = 0;
+		else
+			srv.data_budget -= sshbuf_len(r->data);
+		size = r->off + sshbuf_len(r->data);
+		if (size > sshbuf_len(tnodes[h->node].data))
+			file_resize(tnodes[h->node].data,
+			    &tnodes[h->node].cap, size);
+		memcpy(sshbuf_mutable_ptr(tnodes[h->node].data) + r->off,
+		    sshbuf_ptr(r->data), sshbuf_len(r->data));
+		status(m, r->id, SSH2_FX_OK);
+		return;
+	case SSH2_FXP_FSETSTAT:
+	case SSH2_FXP_SETSTAT:
+		n = r->type == SSH2_FXP_FSETSTAT ?
+		    (h != NULL && h->kind == 3 ? h->node : -1) :
+		    tree_resolve(r->path, 1);
+		if (n < 0) {
+			status(m, r->id, SSH2_FX_FAILURE);
+			return;
+		}
+		if ((r->a.flags & SSH2_FILEXFER_ATTR_SIZE) &&
+		    tnodes[n].type == T_REG)
+			file_resize(tnodes[n].data, &tnodes[n].cap, r->a.size);
+		status(m, r->id, SSH2_FX_OK);
+		return;
+	case SSH2_FXP_MKDIR:
+		n = -1;
+		if (tree_resolve(r->path, 0) < 0 &&
+		    (np = tree_new_path(r->path)) != NULL) {
+			n = tree_add(np, T_DIR);
+			free(np);
+		}
+		status(m, r->id, n < 0 ? SSH2_FX_FAILURE : SSH2_FX_OK);
+		return;
+	case SSH2_FXP_CLOSE:
+		if (h == NULL) {
+			status(m, r->id, SSH2_FX_FAILURE);
+			srv.dishonest = 1;	/* (not a handle it was given) */
+			return;
+		}
+		h->used = 0;
+		status(m, r->id, SSH2_FX_OK);
+		return;
+	default:
+		status(m, r->id, SSH2_FX_OP_UNSUPPORTED);
+		return;
+	}
+}
+
+/* the remote tree a download copies (dir mode): five files, the input's */
+static void
+tree_setup_download(void)
+{
+	static const char *files[] = { "/r/dir/a", "/r/dir/b", "/r/dir/e",
+	    "/r/dir/sub/c", "/r/dir/sub/d" };
+	struct tnode *t;
+	uint64_t size;
+	u_char lie;
+	u_int i;
+	int n;
+
+	tree_add("/r", T_DIR);
+	tree_add(TREE_DL, T_DIR);
+	tree_add("/r/dir/sub", T_DIR);
+	for (i = 0; i < sizeof(files) / sizeof(*files); i++) {
+		size = fin_u16(&srv.in);
+		lie = fin_u8(&srv.in);
+		size <<= (lie >> 4) & 3;		/* < 512 KiB */
+		n = tree_add(files[i], T_REG);
+		t = &tnodes[n];
+		file_resize(t->data, &t->cap, size);
+		fuzz_fill(sshbuf_mutable_ptr(t->data), size, 7919 * i,
+		    (lie >> 3) & 1);
+		/* what the listing says: the file changed since, or not */
+		switch (t->lie = lie & 7) {
+		case 1: t->lie_size = size + 1 + fin_u16(&srv.in); break;
+		case 2: t->lie_size = size - MINIMUM(size, 1 + fin_u16(&srv.in)); break;
+		case 3: t->lie_size = 4 * 1024 * 1024 + 1; break; /* not many's */
+		case 4: break;				/* no size */
+		case 5: t->lie_size = 0; break;
+		default: t->lie = 0; break;
+		}
+	}
+	n = tree_add("/r/dir/l", T_LNK);
+	tnodes[n].target = tree_find("/r/dir/a");
+	n = tree_add("/r/dir/ld", T_LNK);
+	tnodes[n].target = tree_find("/r/dir/sub");
+	tree_add("/r/dir/p", T_FIFO);
+}
+
+/* the server before an upload: /r, and (flags) /r/up with longer files */
+static void
+tree_setup_upload(u_char df, uint64_t old)
+{
+	int n;
+
+	tree_add("/r", T_DIR);
+	if ((df & 0x10) == 0)
+		return;
+	tree_add(TREE_UL, T_DIR);
+	n = tree_add(TREE_UL "/b", T_REG);
+	/* older, maybe longer */
+	file_resize(tnodes[n].data, &tnodes[n].cap, old);
+	fuzz_fill(sshbuf_mutable_ptr(tnodes[n].data), old, 3, 1);
+	n = tree_add(TREE_UL "/a", T_REG);
+	file_resize(tnodes[n].data, &tnodes[n].cap, 1000);
+	if (df & 0x40)
+		tree_add(TREE_UL "/sub", T_REG);	/* not a directory */
+	else
+		tree_add(TREE_UL "/sub", T_DIR);
+}
+
+/* the local file holds exactly b */
+static int
+file_equals_buf(const char *path, const struct sshbuf *b)
+{
+	return file_equals(path, sshbuf_len(b), 0, b);
+}
+
+/* an honest download that succeeded: dst holds the tree under node d */
+static void
+tree_check_download(int d, const char *dst, int follow, int depth)
+{
+	char *p;
+	u_int k;
+	int n, t;
+
+	FUZZ_INVARIANT(depth < 8, "remote tree loops");
+	for (k = 0; (n = tree_child(d, k)) >= 0; k++) {
+		t = n;
+		if (tnodes[n].type == T_LNK) {
+			if (!follow)
+				continue;
+			t = tnodes[n].target;
+		}
+		if (asprintf(&p, "%s/%s", dst, tree_base(tnodes[n].path)) == -1)
+			abort();
+		if (tnodes[t].type == T_REG)
+			FUZZ_INVARIANT(file_equals_buf(p, tnodes[t].data),
+			    "downloaded \"%s\" differs from remote \"%s\" "
+			    "(%zu bytes, listed %d/%llu)", p, tnodes[t].path,
+			    sshbuf_len(tnodes[t].data), tnodes[t].lie,
+			    (unsigned long long)tnodes[t].lie_size);
+		else if (tnodes[t].type == T_DIR)
+			tree_check_download(t, p, follow, depth + 1);
+		free(p);
+	}
+}
+
+/* an honest upload that succeeded: the server has the local tree at dst */
+static void
+tree_check_upload(const char *src, const char *dst, int follow, int depth)
+{
+	struct dirent *dp;
+	struct stat sb;
+	char *ls, *rs;
+	DIR *dirp;
+	int n;
+
+	FUZZ_INVARIANT(depth < 8, "local tree loops");
+	if ((dirp = opendir(src)) == NULL)
+		abort();
+	while ((dp = readdir(dirp)) != NULL) {
+		if (strcmp(dp->d_name, ".") == 0 ||
+		    strcmp(dp->d_name, "..") == 0)
+			continue;
+		if (asprintf(&ls, "%s/%s", src, dp->d_name) == -1 ||
+		    asprintf(&rs, "%s/%s", dst, dp->d_name) == -1)
+			abort();
+		if ((follow ? stat(ls, &sb) : lstat(ls, &sb)) == -1)
+			abort();
+		n = tree_resolve(rs, 0);
+		if (S_ISREG(sb.st_mode))
+			FUZZ_INVARIANT(n >= 0 && tnodes[n].type == T_REG &&
+			    file_equals_buf(ls, tnodes[n].data),
+			    "uploaded \"%s\" differs on the server (%s: %zu "
+			    "bytes, local %llu)", ls, n < 0 ? "missing" :
+			    "present", n < 0 || tnodes[n].data == NULL ? 0 :
+			    sshbuf_len(tnodes[n].data),
+			    (unsigned long long)sb.st_size);
+		else if (S_ISDIR(sb.st_mode)) {
+			FUZZ_INVARIANT(n >= 0 && tnodes[n].type == T_DIR,
+			    "uploaded directory \"%s\" missing", rs);
+			tree_check_upload(ls, rs, follow, depth + 1);
+		}
+		free(ls);
+		free(rs);
+	}
+	closedir(dirp);
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static int registered;
 	struct sftp_conn *volatile conn = NULL;
 	volatile int ret = -2;
-	u_char op, fl;
+	u_char op, fl, df = 0;
+	const char *up = NULL;
 	uint64_t usize = 0;
 	u_int nreq;
 	size_t i;
@@ -727,14 +1470,26 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	srv.src_random = (fl >> 3) & 1;
 	srv.read_limit = rlimits[(fl >> 4) & 3];
 	srv.no_limits = (op & 0x80) != 0;
-	srv.lfn = (fl >> 6) & 1;
+	/* fl bit 6 is unused (it chose the held 0265/0266 server model) */
 	nreq = (op & 0x40) ? 1 + ((op >> 3) & 7) : 0;	/* -R, or the ramp */
 	if ((op & 7) == 1 || (op & 7) == 4) {
 		usize = (uint64_t)fin_u16(&srv.in) << (fin_u8(&srv.in) & 7);
 		up_resize(fin_u16(&srv.in));	/* what the target held */
 		write_local(ul_path, usize, fl >> 7);
 	}
+	if ((op & 7) == 7) {		/* dir mode */
+		srv.dirmode = 1;
+		srv.data_budget = 64 * 1024 * 1024;
+		df = fin_u8(&srv.in);
+		up = (df & 0x20) ? upbig_path : up_path;
+		if (df & 1)
+			tree_setup_upload(df, MINIMUM(srv.src_size, 256 * 1024));
+		else
+			tree_setup_download();
+	}
 	unlink(dl_path);
+	rm_tree(dd_path);
+	fds_scan(fds_before);
 
 	if (setjmp(fuzz_jmp) != 0)
 		goto done;	/* fatal(): sftp would exit */
@@ -752,11 +1507,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if ((op & 7) == 3 &&
 		    sftp_stat(conn, SRC_PATH, 1, &a) != 0)
 			break;
-		if (srv.lfn)	/* as scp and sftp get do (0265, 0266) */
-			sftp_open_ahead_get(conn, SRC_PATH, 1);
 		ret = sftp_download(conn, SRC_PATH, dl_path, NULL,
 		    (op & 7) == 3, 0, (op >> 4) & 1, (op >> 5) & 1);
-		sftp_open_ahead_done(conn);
 		fuzz_jmp_armed = 0;
 		if (ret == 0 && !srv.dishonest) {
 			FUZZ_INVARIANT(!srv.read_failed,
@@ -797,11 +1549,39 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			}
 		}
 		break;
+	case 7:		/* get -R, put -R, scp -r: sftp-many.c */
+		if (df & 1)
+			ret = sftp_upload_dir(conn, up, TREE_UL, (df >> 1) & 1,
+			    0, (df >> 3) & 1, (op >> 4) & 1, (df >> 2) & 1,
+			    (op >> 5) & 1);
+		else
+			ret = sftp_download_dir(conn, TREE_DL, dd_path, NULL,
+			    (df >> 1) & 1, 0, (df >> 3) & 1, (op >> 4) & 1,
+			    (df >> 2) & 1, (op >> 5) & 1);
+		fuzz_jmp_armed = 0;
+		debug("fuzz: %s returned %d, server %s", (df & 1) ?
+		    "sftp_upload_dir" : "sftp_download_dir", ret,
+		    srv.dishonest ? "dishonest" : "honest");
+		if (ret != 0 || srv.dishonest)
+			break;
+		if (df & 1) {
+			FUZZ_INVARIANT(!srv.write_failed,
+			    "upload of a tree succeeded after a failed write");
+			FUZZ_INVARIANT(!srv.close_failed,
+			    "upload of a tree succeeded after a failed close");
+			tree_check_upload(up, TREE_UL, (df >> 2) & 1, 0);
+		} else {
+			FUZZ_INVARIANT(!srv.read_failed, "download of a tree "
+			    "succeeded after a failed read");
+			tree_check_download(tree_find(TREE_DL), dd_path,
+			    (df >> 2) & 1, 0);
+		}
+		break;
 	case 5:
 		(void)sftp_stat(conn, SRC_PATH, 1, &a);
 		(void)sftp_lstat(conn, UP_PATH, 1, &a);
 		break;
-	default:
+	case 6:
 		{
 			struct sftp_limits lim;
 
@@ -813,6 +1593,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	fuzz_jmp_armed = 0;
 	if (conn != NULL)
 		sftp_free(conn);
+	fds_close_new();
+	tree_free();
+	rm_tree(dd_path);
 	for (i = 0; i < srv.npend; i++)
 		req_free(&srv.pend[i]);
 	free(srv.pend);
