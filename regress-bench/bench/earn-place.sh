@@ -14,12 +14,14 @@
 # rounds; within a round the variants take turns on each workload, so the
 # machine's load falls on all of them alike.  Prints every time, then per
 # workload the median of each variant and its ratio to the first.  Every
-# copy is checked (cmp / diff -r).  Needs root (network namespaces).
+# copy is checked (cmp / diff -r).  SCP_ARGS (e.g. "-X connections=4")
+# go to every scp.  Needs root (network namespaces).
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 . regress-bench/lib/sshenv.sh
 rtt=${1:-100} rate=${2:-1gbit}
 rounds=${ROUNDS:-3}
+SCP_ARGS=${SCP_ARGS:-}
 VARIANTS=${VARIANTS:-"series=$LFN_TREE:$LFN_TREE: stock=$STOCK_TREE:$STOCK_TREE:"}
 trap 'lfn_cleanup; lfn_wan_cleanup' EXIT
 lfn_env_init earnplace
@@ -56,13 +58,13 @@ for round in $(seq 1 "$rounds"); do
 			tree=${clients[$i]} c=(-n "$NA" -h "$ADDR" "${ports[$i]}")
 			rm -rf "$T/dst" "$T/back" "$T/big.up" "$T/big.down"
 			case $w in
-			small-up) t=$(secs lfn_scp "$tree" "${c[@]}" -q -r "$T/small" "lfnpeer:$T/dst")
+			small-up) t=$(secs lfn_scp "$tree" "${c[@]}" -q $SCP_ARGS -r "$T/small" "lfnpeer:$T/dst")
 				diff -r "$T/small" "$T/dst" > /dev/null || t=CORRUPTED ;;
-			small-down) t=$(secs lfn_scp "$tree" "${c[@]}" -q -r "lfnpeer:$T/small" "$T/back")
+			small-down) t=$(secs lfn_scp "$tree" "${c[@]}" -q $SCP_ARGS -r "lfnpeer:$T/small" "$T/back")
 				diff -r "$T/small" "$T/back" > /dev/null || t=CORRUPTED ;;
-			big-up) t=$(secs lfn_scp "$tree" "${c[@]}" -q "$T/big" "lfnpeer:$T/big.up")
+			big-up) t=$(secs lfn_scp "$tree" "${c[@]}" -q $SCP_ARGS "$T/big" "lfnpeer:$T/big.up")
 				cmp -s "$T/big" "$T/big.up" || t=CORRUPTED ;;
-			big-down) t=$(secs lfn_scp "$tree" "${c[@]}" -q "lfnpeer:$T/big" "$T/big.down")
+			big-down) t=$(secs lfn_scp "$tree" "${c[@]}" -q $SCP_ARGS "lfnpeer:$T/big" "$T/big.down")
 				cmp -s "$T/big" "$T/big.down" || t=CORRUPTED ;;
 			true) t=$(secs lfn_ssh "$tree" "${c[@]}" lfnpeer true) ;;
 			esac
