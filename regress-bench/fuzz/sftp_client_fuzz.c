@@ -570,6 +570,58 @@ fuzz_poll(struct pollfd *pfd, unsigned long n, int timeout)
 	return ready;
 }
 
+/*
+ * poll() of the objects linked beside (sftp-many.c waits until a request
+ * can be written, reading the replies that come meanwhile): the harness
+ * is linked with --wrap=poll.  The connection is writable unless the
+ * fuzz input says the server answers first (while it has requests to
+ * answer), so replies get read while the client sends.
+ */
+int __real_poll(struct pollfd *, nfds_t, int);
+int __wrap_poll(struct pollfd *, nfds_t, int);
+
+int
+__wrap_poll(struct pollfd *pfd, nfds_t n, int timeout)
+{
+	nfds_t i;
+	int ready = 0, later;
+
+	for (i = 0; i < n; i++) {
+		if (pfd[i].fd != FAKE_IN && pfd[i].fd != FAKE_OUT)
+			return __real_poll(pfd, n, timeout);
+	}
+	later = srv.npend > 0 && (fin_u8(&srv.in) & 2);
+	for (i = 0; i < n; i++) {
+		pfd[i].revents = 0;
+		if (pfd[i].fd == FAKE_OUT && (pfd[i].events & POLLOUT)) {
+			if (!later) {
+				pfd[i].revents = POLLOUT;
+				ready++;
+			}
+			continue;
+		}
+		if (!(pfd[i].events & POLLIN))
+			continue;
+		if (sshbuf_len(srv.to) == 0 && srv.npend > 0 &&
+		    (later || (fin_u8(&srv.in) & 1)))
+			srv_generate();
+		if (sshbuf_len(srv.to) > 0) {
+			pfd[i].revents = POLLIN;
+			ready++;
+		}
+	}
+	/* nothing to read and nothing left to answer: the write goes */
+	if (ready == 0) {
+		for (i = 0; i < n; i++) {
+			if (pfd[i].fd == FAKE_OUT) {
+				pfd[i].revents = POLLOUT;
+				ready++;
+			}
+		}
+	}
+	return ready;
+}
+
 static char dir_path[64], dl_path[80], ul_path[80];
 static char dd_path[80], up_path[80], upbig_path[80];
 

@@ -16,7 +16,7 @@
 # `ssh true` must take at most 6 round trips (the old series: 11) and `scp`
 # of a small file 11 (old: 16), against openssh-lfn and stock 10.5p1 servers;
 # scp's 11 needs 0240 too (the first lookup with the SFTP init).
-# Patches: 0103 0213 0214 0216 0240
+# Patches: 0103 0207 0213 0214 0216
 . "$(dirname "$0")/../lib/sshenv.sh"
 [ -x "$STOCK_TREE/sshd" ] || { echo "stock build missing: skipped"; exit 77; }
 command -v tcpdump > /dev/null || { echo "FATAL: tcpdump missing (./install-deps installs it)"; exit 1; }

@@ -11,8 +11,8 @@
 # send requests far faster than one per read: the upload is intact and the
 # server's sftp-server queued no backlog (peak resident set a few MiB; 0104:
 # without it the queue grew to tens of MB and the upload crawled at 1-4 MB/s).
-# Clients: lib/foreign-client.  Patches: 0104
-# Patches: 0104
+# Clients: lib/foreign-client.  0401 for NoneEnabled.
+# Patches: 0104 0401
 . "$(dirname "$0")/../lib/sshenv.sh"
 trap 'lfn_cleanup; lfn_wan_cleanup' EXIT
 lfn_env_init foreign-clients

@@ -15,7 +15,7 @@
 # <error>" and "Need cwd" and exit 255 whatever the batch, and the lfn
 # client sent nothing but lookups (stat, lstat, realpath): no mkdir, open
 # or write reached the server.
-# Patches: 0240 0243
+# Patches: 0207
 . "$(dirname "$0")/../lib/sshenv.sh"
 [ -x "$STOCK_TREE/sftp" ] || { echo "stock build missing: skipped"; exit 77; }
 ST=${STRUCT_TREE:-$LFN_TREE}

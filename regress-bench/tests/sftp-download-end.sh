@@ -9,7 +9,7 @@
 # reply to the exact last block is short (the rest is asked for on the
 # file opened again); every copy is compared byte for byte, with our
 # sftp-server and Debian's.
-# Patches: 0246
+# Patches: 0210
 . "$(dirname "$0")/../lib/sshenv.sh"
 SYS_SFTP_SERVER=/usr/lib/openssh/sftp-server
 

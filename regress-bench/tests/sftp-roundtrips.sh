@@ -12,7 +12,7 @@
 # messages, same exit status), against our sftp-server and Debian's.
 # Read from the client's -vvv log, so it is exact (no timing): the stock
 # client fails the structure checks (STRUCT_TREE=build/stock to see it).
-# Patches: 0206 0207 0208 0210 0211 0212 0244 0245
+# Patches: 0206 0207 0208 0210 0212 0244
 . "$(dirname "$0")/../lib/sshenv.sh"
 [ -x "$STOCK_TREE/scp" ] || { echo "stock build missing: skipped"; exit 77; }
 ST=${STRUCT_TREE:-$LFN_TREE}

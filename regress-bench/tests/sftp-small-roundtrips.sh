@@ -30,7 +30,7 @@
 # put exactly as with the stock client, -p still sets times and modes, a
 # directory target, a multi-block upload and -l work, and a server that
 # answers version 2 after requests went out early is refused (not misread).
-# Patches: 0240 0241 0242 0243
+# Patches: 0207 0208 0242
 . "$(dirname "$0")/../lib/sshenv.sh"
 [ -x "$STOCK_TREE/sshd" ] || { echo "stock build missing: skipped"; exit 77; }
 command -v tcpdump > /dev/null || { echo "FATAL: tcpdump missing (./install-deps installs it)"; exit 1; }

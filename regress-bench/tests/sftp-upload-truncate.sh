@@ -11,7 +11,7 @@
 # mode/times fsetstat that fails stays a message only, as upstream
 # (sftp-roundtrips.sh compares that with stock).  Stock scp exits 0 on any
 # failed truncate.
-# Patches: 0208 0209 0244 0245
+# Patches: 0208 0244
 . "$(dirname "$0")/../lib/sshenv.sh"
 
 trap 'umount "$T/full" 2> /dev/null; lfn_cleanup' EXIT
