@@ -9,6 +9,11 @@
 # Serves the file system read-only: INIT, REALPATH, STAT, LSTAT, FSTAT,
 # OPENDIR, READDIR, OPEN (read), READ, CLOSE; anything else gets
 # SSH_FX_OP_UNSUPPORTED.  Standard library only.
+# SFTP_SEQ_STALE=1: the sizes it lists and stats are what the files held
+# before they changed (regress-bench/tests/sftp-many-files-changed.sh):
+# a file whose name ends in "g" is listed at half its size (it grew since),
+# one ending in "s" at twice its size plus 1000 (it shrank); reads see the
+# files as they are.
 import os
 import stat
 import struct
@@ -47,8 +52,17 @@ def sstr(b):
     return struct.pack(">I", len(b)) + b
 
 
-def attrs(st):
-    return struct.pack(">IQIIIII", 0x0f, st.st_size, st.st_uid, st.st_gid,
+STALE = os.environ.get("SFTP_SEQ_STALE") == "1"
+
+
+def attrs(st, name=b""):
+    size = st.st_size
+    if STALE and stat.S_ISREG(st.st_mode):
+        if name.endswith(b"g"):
+            size //= 2
+        elif name.endswith(b"s"):
+            size = size * 2 + 1000
+    return struct.pack(">IQIIIII", 0x0f, size, st.st_uid, st.st_gid,
                        st.st_mode, int(st.st_atime), int(st.st_mtime))
 
 
@@ -96,13 +110,13 @@ def main():
             elif typ in (FXP_STAT, FXP_LSTAT):
                 path = string()
                 st = os.stat(path) if typ == FXP_STAT else os.lstat(path)
-                send(FXP_ATTRS, rid, attrs(st))
+                send(FXP_ATTRS, rid, attrs(st, path))
             elif typ == FXP_FSTAT:
                 h = handles.get(string())
                 if h is None or h[0] != "f":
                     status(rid, FX_FAILURE, "bad handle")
                 else:
-                    send(FXP_ATTRS, rid, attrs(os.fstat(h[1])))
+                    send(FXP_ATTRS, rid, attrs(os.fstat(h[1]), h[2]))
             elif typ == FXP_OPEN:
                 path = string()
                 flags = struct.unpack(">I", p[off:off + 4])[0]
@@ -112,7 +126,7 @@ def main():
                 fd = os.open(path, os.O_RDONLY)
                 hid = str(next_handle).encode()
                 next_handle += 1
-                handles[hid] = ("f", fd)
+                handles[hid] = ("f", fd, path)
                 send(FXP_HANDLE, rid, sstr(hid))
             elif typ == FXP_OPENDIR:
                 path = string()
@@ -133,7 +147,7 @@ def main():
                     for name in batch:
                         st = os.lstat(os.path.join(h[1], name))
                         body += sstr(name) + sstr(longname(
-                            name.decode("utf-8", "surrogateescape"), st)) + attrs(st)
+                            name.decode("utf-8", "surrogateescape"), st)) + attrs(st, name)
                     send(FXP_NAME, rid, body)
             elif typ == FXP_READ:
                 h = handles.get(string())

@@ -12,6 +12,8 @@
 # messages, same exit status), against our sftp-server and Debian's.
 # Read from the client's -vvv log, so it is exact (no timing): the stock
 # client fails the structure checks (STRUCT_TREE=build/stock to see it).
+# (Old numbers: 0240 and 0243 are now in 0207, 0209, 0241 and 0245 in
+# 0208, 0211 and 0246 in 0210, folded 2026-11-28: doc/windows.md.)
 # Patches: 0206 0207 0208 0210 0212 0244
 . "$(dirname "$0")/../lib/sshenv.sh"
 [ -x "$STOCK_TREE/scp" ] || { echo "stock build missing: skipped"; exit 77; }
