@@ -16,6 +16,12 @@ trap lfn_cleanup EXIT
 lfn_env_init sftp-server-backlog
 H="$LFN_TOP/regress-bench/lib/sftp-backlog.py"
 LIMIT_KIB=6144
+# Under AddressSanitizer (make check-sanitize) freed memory sits in ASan's
+# quarantine, so the peak resident set measures the allocator, not the
+# queue: there the replies are checked and the bound is left to make
+# check's ordinary build, which runs this test every time.
+asan=0
+grep -q __asan_init "$LFN_TREE/sftp-server" 2>/dev/null && asan=1
 
 # run TREE MODE MIB CHUNK: one run, its JSON line in $out, fails on errors
 run() {
@@ -33,6 +39,10 @@ for m in "up 32 4096" "down 32 4096" "down 32 32768" "up 8 261120"; do
 	tid "a backlog of $3-byte $([ $1 = up ] && echo write || echo read) requests, $2 MiB: all replies right, the queue bounded"
 	run "$LFN_TREE" "$@" || continue
 	h=$(hwm)
+	if [ $asan = 1 ]; then
+		verbose "AddressSanitizer build: peak ${h:-?} KiB, not checked against $LIMIT_KIB"
+		continue
+	fi
 	[ -n "$h" ] && [ "$h" -le $LIMIT_KIB ] ||
 		fail "sftp-server's peak resident set is ${h:-?} KiB (limit $LIMIT_KIB): it queued the backlog"
 done
