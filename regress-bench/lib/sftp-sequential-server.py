@@ -14,6 +14,9 @@
 # a file whose name ends in "g" is listed at half its size (it grew since),
 # one ending in "s" at twice its size plus 1000 (it shrank); reads see the
 # files as they are.
+# SFTP_SEQ_LOG=FILE: one line per request, in the order they came: its
+# type (OPEN, READDIR, READ, ...), and "EOF" after a READDIR that ended a
+# listing (regress-bench/tests/sftp-download-while-listing.sh).
 import os
 import stat
 import struct
@@ -29,6 +32,14 @@ WRITE = 0x02
 
 handles = {}
 next_handle = 0
+NAMES = {1: "INIT", 3: "OPEN", 4: "CLOSE", 5: "READ", 7: "LSTAT", 8: "FSTAT",
+         11: "OPENDIR", 12: "READDIR", 16: "REALPATH", 17: "STAT"}
+LOG = open(os.environ["SFTP_SEQ_LOG"], "a", buffering=1) if os.environ.get("SFTP_SEQ_LOG") else None
+
+
+def log(line):
+    if LOG is not None:
+        LOG.write(line + "\n")
 
 
 def read_exact(n):
@@ -89,6 +100,7 @@ def main():
             sys.exit("message too long")
         p = read_exact(n)
         typ = p[0]
+        log(NAMES.get(typ, str(typ)))
         if typ == FXP_INIT:
             send(FXP_VERSION, None, struct.pack(">I", 3))
             continue
@@ -140,6 +152,7 @@ def main():
                 if h is None or h[0] != "d":
                     status(rid, FX_FAILURE, "bad handle")
                 elif not h[2]:
+                    log("EOF")
                     status(rid, FX_EOF, "")
                 else:
                     batch, h[2][:] = h[2][:100], h[2][100:]

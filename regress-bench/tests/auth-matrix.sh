@@ -49,9 +49,18 @@ done
 for c in softhsm2-util openssl setsid; do
 	command -v "$c" > /dev/null || lfn_die "$c missing: run ./install-deps"
 done
-SKDUMMY=${LFN_SK_PROVIDER:-$LFN_TREE/regress/misc/sk-dummy/sk-dummy.so}
-[ -f "$SKDUMMY" ] || make -C "$LFN_TREE" regress/misc/sk-dummy/sk-dummy.so > /dev/null 2>&1
-[ -f "$SKDUMMY" ] || lfn_die "no sk-dummy provider ($SKDUMMY): make -C $LFN_TREE regress-binaries"
+# each client loads the provider built in its own tree; Debian's the stock
+# tree's (under make check-sanitize openssh-lfn's is built with ASan, which
+# a program built without it cannot load).  sk-dummy keeps the private key
+# in the key handle: every build of it signs with the same key file.
+skdummy() {
+	local so=$1/regress/misc/sk-dummy/sk-dummy.so
+	[ -f "$so" ] || make -C "$1" regress/misc/sk-dummy/sk-dummy.so > /dev/null 2>&1
+	[ -f "$so" ] || lfn_die "no sk-dummy provider ($so): make -C $1 regress-binaries"
+	echo "$so"
+}
+SKDUMMY=${LFN_SK_PROVIDER:-$(skdummy "$LFN_TREE")} || exit 1
+SKDUMMY_STOCK=$(skdummy "$STOCK_TREE") || exit 1
 [ -x "$DEBIAN_SSH" ] || lfn_die "no Debian ssh ($DEBIAN_SSH): apt-get install openssh-client"
 [ -x /usr/lib/openssh/ssh-keysign ] || lfn_die "no /usr/lib/openssh/ssh-keysign (openssh-client)"
 "$LFN_TOP/regress-bench/lib/debian-sshd" fetch || lfn_die "cannot get Debian's sshd"
@@ -209,6 +218,7 @@ CFG
 declare -A CLI=([lfn]=$LFN_TREE/ssh [stock]=$STOCK_TREE/ssh [debian]=$DEBIAN_SSH)
 # each client's own helpers (the compiled-in paths are an installation's)
 declare -A HELPERS=([lfn]=$LFN_TREE [stock]=$STOCK_TREE [debian]=/usr/lib/openssh)
+declare -A SKP=([lfn]=$SKDUMMY [stock]=$SKDUMMY_STOCK [debian]=$SKDUMMY_STOCK)
 
 # scenario NAME -> the client options and askpass answers
 pk() { echo "-o PubkeyAuthentication=yes -o PreferredAuthentications=publickey"; }
@@ -227,7 +237,7 @@ scenario() {
 	encrypted) OPTS=($(pk) -o IdentityFile="$T/id_enc"); REPLY_LINES=(lfn-passphrase) ;;
 	encrypted-wrong) OPTS=($(pk) -o IdentityFile="$T/id_enc"); REPLY_LINES=(nope nope nope nope) ;;
 	pkcs11) OPTS=($(pk) -o PKCS11Provider="$P11LIB" -o IdentityFile="$T/p11.pub"); REPLY_LINES=("$PIN") ;;
-	sk) OPTS=($(pk) -o SecurityKeyProvider="$SKDUMMY" -o IdentityFile="$T/id_sk") ;;
+	sk) OPTS=($(pk) -o SecurityKeyProvider="${SKP[$CUR_CLI]}" -o IdentityFile="$T/id_sk") ;;
 	cert) OPTS=($(pk) -o IdentityFile="$T/id_cert") ;;
 	cert-wrong) OPTS=($(pk) -o IdentityFile="$T/id_certbad") ;;
 	hostbased) OPTS=(-o HostbasedAuthentication=yes -o PreferredAuthentications=hostbased) ;;
@@ -243,6 +253,7 @@ scenario() {
 N=0
 attempt() {
 	local cli=$1 srv=$2 sc=$3 port before out rc d
+	CUR_CLI=$cli
 	scenario "$sc"
 	port=${PORT[$srv]}; [ "$PORTSEL" = 2 ] && port=${PORT2[$srv]}
 	N=$((N + 1)); d=$T/a/$srv.$cli.$N; mkdir -p "$d"
