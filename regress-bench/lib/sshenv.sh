@@ -152,6 +152,15 @@ first_before() {
 	[ -n "$a" ] && [ -n "$b" ] && [ "$a" -lt "$b" ]
 }
 
+# lfn_sequential_server FILE [VAR=VALUE...]: FILE becomes a program without
+# arguments (as scp -D and an sshd Subsystem take) that runs
+# lib/sftp-sequential-server.py with the VAR=VALUEs in its environment.
+lfn_sequential_server() {
+	local f=$1; shift
+	printf '#!/bin/sh\nexec env %s /usr/bin/python3 %s\n' "$*" \
+		"$LFN_TOP/regress-bench/lib/sftp-sequential-server.py" > "$f" && chmod +x "$f"
+}
+
 # lfn_free_port: a TCP port no socket uses (root namespace), below the
 # kernel's ephemeral range (ip_local_port_range, 32768-60999 by default):
 # a port in that range can be taken by any client connection's local end

@@ -18,8 +18,7 @@
 trap 'lfn_cleanup' EXIT
 lfn_env_init sftp-download-while-listing
 srv=$T/sequential-server
-printf '#!/bin/sh\nexec /usr/bin/python3 %s\n' "$LFN_TOP/regress-bench/lib/sftp-sequential-server.py" > "$srv"
-chmod +x "$srv"
+lfn_sequential_server "$srv"
 mkdir -p "$T/src/zsub"
 /usr/bin/python3 - "$T/src" <<'PY'
 import os, sys
@@ -73,9 +72,7 @@ check "scp -rp" "$T/d3" "$T/log3" scp
 tid "scp -r over ssh (sshd's sftp subsystem: the same logging server)"
 # scp over ssh keeps the state of -X connections (it asks ssh -G whether
 # to use them), which -D does not: the files still go while listing
-printf '#!/bin/sh\nSFTP_SEQ_LOG=%s exec /usr/bin/python3 %s\n' "$T/log4" \
-	"$LFN_TOP/regress-bench/lib/sftp-sequential-server.py" > "$T/logging-server"
-chmod +x "$T/logging-server"
+lfn_sequential_server "$T/logging-server" SFTP_SEQ_LOG="$T/log4"
 port=$(lfn_free_port)
 lfn_sshd_config "$LFN_TREE" "$port" | sed "s#^Subsystem sftp .*#Subsystem sftp $T/logging-server#" > "$T/sshd_config.seq"
 "$LFN_TREE/sshd" -t -f "$T/sshd_config.seq" || fail "sshd -t rejected the config"

@@ -19,8 +19,7 @@ trap 'lfn_cleanup' EXIT
 lfn_env_init sftp-many-files-changed
 [ -x "$STOCK_TREE/scp" ] || lfn_die "stock build missing"
 srv=$T/stale-server
-printf '#!/bin/sh\nSFTP_SEQ_STALE=1 exec /usr/bin/python3 %s\n' "$LFN_TOP/regress-bench/lib/sftp-sequential-server.py" > "$srv"
-chmod +x "$srv"
+lfn_sequential_server "$srv" SFTP_SEQ_STALE=1
 mkdir -p "$T/src/sub"
 /usr/bin/python3 - "$T/src" <<'PY'
 import os, sys

@@ -16,8 +16,7 @@ trap 'lfn_cleanup' EXIT
 lfn_env_init sftp-many-files-stall
 # (scp -D takes a program without arguments)
 srv=$T/sequential-server
-printf '#!/bin/sh\nexec /usr/bin/python3 %s\n' "$LFN_TOP/regress-bench/lib/sftp-sequential-server.py" > "$srv"
-chmod +x "$srv"
+lfn_sequential_server "$srv"
 mkdir -p "$T/src"
 /usr/bin/python3 - "$T/src" <<'PY'
 import os, sys
