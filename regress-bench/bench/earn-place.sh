@@ -5,6 +5,9 @@
 #   scp -r of 1,000 files of 10 kB, up and down
 #   scp of one 1 GiB file, up and down
 #   ssh host true
+# and, in WORKLOADS (default: those five, small-up small-down big-up
+# big-down true), also one-up / one-down: scp of one 10 kB file to a name
+# of its own (what a patch taking round trips out of a single copy gains).
 # Each variant is NAME=CLIENT_TREE:SERVER_TREE[:SFTP_SERVER_FLAGS] in
 # VARIANTS (default: the series, and stock 10.5p1 at both ends).  A tree
 # built without a patch (a series prefix, or the series with one patch
@@ -53,10 +56,10 @@ head -c $((1024 * 1024 * 1024)) /dev/urandom > "$T/big"
 secs() { local s e; s=$(date +%s.%N); "$@" > /dev/null 2>&1 || echo FAILED >&2; e=$(date +%s.%N); awk -v s="$s" -v e="$e" 'BEGIN { printf "%.2f", e - s }'; }
 res="$T/results"; : > "$res"
 for round in $(seq 1 "$rounds"); do
-	for w in small-up small-down big-up big-down true; do
+	for w in ${WORKLOADS:-small-up small-down big-up big-down true}; do
 		for i in "${!names[@]}"; do
 			tree=${clients[$i]} c=(-n "$NA" -h "$ADDR" "${ports[$i]}")
-			rm -rf "$T/dst" "$T/back" "$T/big.up" "$T/big.down"
+			rm -rf "$T/dst" "$T/back" "$T/big.up" "$T/big.down" "$T/one.up" "$T/one.down"
 			case $w in
 			small-up) t=$(secs lfn_scp "$tree" "${c[@]}" -q $SCP_ARGS -r "$T/small" "lfnpeer:$T/dst")
 				diff -r "$T/small" "$T/dst" > /dev/null || t=CORRUPTED ;;
@@ -66,7 +69,12 @@ for round in $(seq 1 "$rounds"); do
 				cmp -s "$T/big" "$T/big.up" || t=CORRUPTED ;;
 			big-down) t=$(secs lfn_scp "$tree" "${c[@]}" -q $SCP_ARGS "lfnpeer:$T/big" "$T/big.down")
 				cmp -s "$T/big" "$T/big.down" || t=CORRUPTED ;;
+			one-up) t=$(secs lfn_scp "$tree" "${c[@]}" -q $SCP_ARGS "$T/small/f1" "lfnpeer:$T/one.up")
+				cmp -s "$T/small/f1" "$T/one.up" || t=CORRUPTED ;;
+			one-down) t=$(secs lfn_scp "$tree" "${c[@]}" -q $SCP_ARGS "lfnpeer:$T/small/f1" "$T/one.down")
+				cmp -s "$T/small/f1" "$T/one.down" || t=CORRUPTED ;;
 			true) t=$(secs lfn_ssh "$tree" "${c[@]}" lfnpeer true) ;;
+			*) lfn_die "unknown workload $w" ;;
 			esac
 			printf 'round %s %-10s %-16s %s s\n' "$round" "$w" "${names[$i]}" "$t"
 			echo "$w ${names[$i]} $t" >> "$res"
@@ -83,7 +91,7 @@ for line in open(res):
     w, n, s = line.split()
     t.setdefault((w, n), []).append(s)
 print(f"{'workload':<12}" + "".join(f"{n:>18}" for n in names) + "   (median s; ratio to " + names[0] + ")")
-for w in ("small-up", "small-down", "big-up", "big-down", "true"):
+for w in dict.fromkeys(line.split()[0] for line in open(res)):
     cells, base = [], None
     for n in names:
         v = t.get((w, n), [])

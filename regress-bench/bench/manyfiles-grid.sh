@@ -17,6 +17,9 @@
 #   rsync      rsync -a -e "openssh-lfn's ssh" src/ host:dst/ into an
 #              empty directory (Debian's rsync at both ends)
 #   lfn-scp    openssh-lfn scp -r (SFTP mode)
+#   lfn-scp-xN openssh-lfn scp -r -X connections=N (N from 2 to 64)
+#   alt-scp    scp -r of another openssh-lfn build, ALT_TREE (its client
+#              only: the same-run A/B of a client change)
 #   stock-scp  stock 10.5p1 scp -r; on the big tree it copies every
 #              STOCK_BIG_EVERY-th file (100: 100 files) and the table
 #              scales its time by the number of files (marked "est."): one
@@ -69,6 +72,7 @@ SUB_SCALE=$(awk -v a="$(nfiles "$T/big")" -v b="$(nfiles "$T/bigsub")" 'BEGIN { 
 	echo "load before: $(cat /proc/loadavg)"
 	echo "lfn:   $("$LFN_TREE/ssh" -V 2>&1)"
 	echo "stock: $("$STOCK_TREE/ssh" -V 2>&1)"
+	[ -n "${ALT_TREE:-}" ] && echo "alt:   $ALT_TREE ($(git -C "$ALT_TREE" log -1 --format='%h %s' 2>/dev/null || "$ALT_TREE/ssh" -V 2>&1))"
 	echo "rsync: $(rsync --version | head -1)"
 	echo "tar:   $(tar --version | head -1)"
 	echo "trees: small $(nfiles "$T/small") files $(bytes "$T/small") bytes; big $(nfiles "$T/big") files $(bytes "$T/big") bytes (BIG_DIRS=$BIG_DIRS); stock scp's big subset $(nfiles "$T/bigsub") files $(bytes "$T/bigsub") bytes (x$SUB_SCALE)"
@@ -100,9 +104,11 @@ cmd_for() {	# cmd_for TOOL DIR SERVER SRC: the command line, as an array CMD
 	tar.down) CMD=(bash -c "mkdir -p $T/back && ip netns exec $NA $sshcmd lfnpeer 'tar -C $src -cf - .' | tar -C $T/back -xf -") ;;
 	rsync.up) CMD=(ip netns exec "$NA" rsync -a -e "$sshcmd" "$src/" "lfnpeer:$T/dst/") ;;
 	rsync.down) CMD=(ip netns exec "$NA" rsync -a -e "$sshcmd" "lfnpeer:$src/" "$T/back/") ;;
-	lfn-scp.*|stock-scp.*)
+	lfn-scp.*|lfn-scp-x[0-9]*.*|stock-scp.*|alt-scp.*)
 		local tr=$LFN_TREE; [ "$tool" = stock-scp ] && tr=$STOCK_TREE
+		[ "$tool" = alt-scp ] && tr=${ALT_TREE:?alt-scp needs ALT_TREE}
 		CMD=(ip netns exec "$NA" "$tr/scp" -F "$T/ssh_config" -S "$tr/ssh" -P "$port" -o HostKeyAlias=lfnpeer -o HostName="$ADDR" -q -r)
+		case $tool in lfn-scp-x*) CMD+=(-X "connections=${tool#lfn-scp-x}") ;; esac
 		if [ "$dir" = up ]; then CMD+=("$src" "lfnpeer:$T/dst"); else CMD+=("lfnpeer:$src" "$T/back"); fi ;;
 	lfn-sftp.*)
 		if [ "$dir" = up ]; then printf 'put -R %s %s\n' "$src" "$T/dst"; else printf 'get -R %s %s\n' "$src" "$T/back"; fi > "$T/batch"

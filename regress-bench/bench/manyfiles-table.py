@@ -16,7 +16,14 @@ import sys
 
 NAMES = {"tar": "tar \\| ssh tar", "rsync": "rsync -a -e ssh (first copy)",
          "lfn-scp": "openssh-lfn scp -r", "stock-scp": "stock scp -r",
-         "lfn-sftp": "openssh-lfn sftp put/get -R"}
+         "lfn-sftp": "openssh-lfn sftp put/get -R",
+         "alt-scp": "scp -r of ALT_TREE (machine.txt)"}
+
+
+def name(t):
+    if t.startswith("lfn-scp-x"):
+        return "openssh-lfn scp -r -X connections=" + t[len("lfn-scp-x"):]
+    return NAMES.get(t, t)
 
 
 def fmt(s):
@@ -78,7 +85,7 @@ def main():
         rtt, tree, dr = k
         tar = {s: (cell(k, s, "tar") or {}).get("wall") for s in servers}
         for t in tools:
-            line = "| 1 Gbit/s × %s ms | %s | %s | %s |" % (rtt, tree, dr, NAMES.get(t, t))
+            line = "| 1 Gbit/s × %s ms | %s | %s | %s |" % (rtt, tree, dr, name(t))
             for s in servers:
                 c = cell(k, s, t)
                 if c is None:

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # transfer-connections: scp and sftp carry one transfer over several SSH
 # connections (0260: `-X connections=N`, ssh_config TransferConnections).
-# Patches: 0260 0261 0263 0264
+# Patches: 0260 0261 0263 0264 0268
 # A file of at least 16 MiB is split into 1 MiB chunks that the connections
 # (at most one per 8 MiB) take as they go, written at their offsets; the
-# chunk that ends the file goes first (0263); smaller files use one connection.
+# chunk that ends the file goes first (0263); smaller files use one
+# connection (of -r's, one of 4 to 16 MiB goes to an idle extra
+# connection, smaller ones in flight on the first: 0268).
 # Checked: the copies are byte-identical to the source around the split
 # boundaries (16 MiB - 1, 16 MiB, 16 MiB + 1, 24 MiB + 1, an odd 40 MB),
 # empty and sparse files, many small files, -p (modes and times) and -r,
@@ -100,12 +102,13 @@ for f in empty.up empty.down; do
 	[ -f "$T/sftpdst/$f" ] && [ ! -s "$T/sftpdst/$f" ] || fail "$f is not an empty file"
 done
 
-tid "scp -r -p -X connections=4: a tree of large and many small files (spread over the connections), modes and times"
+tid "scp -r -p -X connections=4: a tree of large, mid-sized and many small files (spread over the connections), modes and times"
 rm -rf "$T/tree" "$T/tree.up" "$T/tree.down"
 mkdir -p "$T/tree/sub/deeper"
 mk tree/big1 $((20 * mib + 12345))
 mk tree/sub/big2 $((33 * mib + 7))
 for i in $(seq 1 60); do mk "tree/sub/deeper/s$i" $((i * 97)); done
+for i in 1 2 3 4 5 6; do mk "tree/sub/mid$i" $((5 * mib + i * 4099)); done
 : > "$T/tree/sub/zero"
 chmod 0640 "$T/tree/big1"; chmod 0600 "$T/tree/sub/big2"; chmod 0751 "$T/tree/sub"
 touch -d '2001-02-03 04:05:06' "$T/tree/big1" "$T/tree/sub/big2" "$T/tree/sub/deeper/s7"
@@ -117,9 +120,12 @@ for d in up down; do
 		lfn_scp "$LFN_TREE" "$p" -v -r -p -X connections=4 "lfnpeer:$T/tree" "$T/tree.down" 2> "$T/err" ||
 			fail "scp -r download failed: $(tail -n 3 "$T/err")"
 	fi
-	# the small files went over the extra connections too
+	# whole files of 4 to 16 MiB went over the extra connections; those
+	# of up to 4 MiB stayed on the first, in flight together (0268)
 	k=$(grep -o 'goes over connection [0-9]*' "$T/err" | sort -u | wc -l)
-	[ "$k" -ge 2 ] || fail "scp -r $d: small files used $k extra connections"
+	[ "$k" -ge 2 ] || fail "scp -r $d: files of 5 MiB used $k extra connections"
+	grep -q '/s[0-9]*" goes over connection' "$T/err" &&
+		fail "scp -r $d: a small file went over an extra connection, not in flight on the first"
 done
 for d in tree.up tree.down; do
 	diff -r "$T/tree" "$T/$d" > /dev/null || fail "$d: contents differ"
