@@ -95,8 +95,11 @@ rate_bits() {
 	esac
 }
 PY=/usr/bin/python3
+# (every signal a stop sends at its default: `nohup make check` leaves
+# SIGHUP ignored, and an ignored signal stays ignored across exec)
 fg='import os, signal, sys
-signal.signal(signal.SIGINT, signal.SIG_DFL)
+for s in (signal.SIGINT, signal.SIGHUP, signal.SIGTERM, signal.SIGPIPE):
+    signal.signal(s, signal.SIG_DFL)
 os.setpgid(0, 0)
 os.execvp(sys.argv[1], sys.argv[1:])'
 
