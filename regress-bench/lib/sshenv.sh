@@ -59,6 +59,10 @@ CFG
 }
 
 # lfn_sshd_config TREE PORT: print an sshd_config for TREE (stdin appended).
+# LFN_SSHD_SFTP: the sftp Subsystem's command line instead of TREE's
+# sftp-server (e.g. a foreign server: LFN_SSHD_SFTP=/usr/libexec/gesftpserver
+# lfn_sshd_start ...); a Subsystem line on stdin cannot do it, as sshd keeps
+# the first one it reads.
 lfn_sshd_config() {
 	local tree=$1 port=$2
 	cat <<CFG
@@ -74,7 +78,7 @@ KbdInteractiveAuthentication no
 LogLevel VERBOSE
 SshdSessionPath $tree/sshd-session
 SshdAuthPath $tree/sshd-auth
-Subsystem sftp $tree/sftp-server
+Subsystem sftp ${LFN_SSHD_SFTP:-$tree/sftp-server}
 SetEnv PATH=$tree:/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin
 CFG
 	[ -t 0 ] || cat

@@ -1,0 +1,119 @@
+#!/usr/bin/env bash
+# sftp-many-files-interrupted: a download of many files in flight (0268)
+# that is stopped at any point leaves every destination file as it was
+# before, or whole: never a new head over an old tail, never cut short.
+# Each file in flight is written beside its destination (DEST.lfn-part)
+# and renamed over it once whole; stock's client, one file at a time,
+# writes scp's in place and could leave one file mixed; the series before
+# this left every file in flight mixed.
+# The destination already holds an older copy of most of the tree (files
+# longer and shorter than the new ones, a few missing); each round copies
+# the tree down with scp -r or sftp get -R and stops the copy at a random
+# moment: SIGKILL, SIGINT or SIGTERM to the client, or SIGKILL to the
+# server; the server is sftp-server, or the sequential server listing
+# stale sizes (files that grew and shrank since their listing, lib/
+# sftp-sequential-server.py SFTP_SEQ_STALE=1), both through -D.  Then
+# every destination file must be its old bytes or the source's, one that
+# was there must still be there, and no DEST.lfn-part may be left unless
+# the client was killed (SIGKILL) or was sftp losing its server (SIGPIPE
+# ends it as it ends stock's); scp and sftp remove the parts when SIGINT,
+# SIGTERM or a lost connection ends them at once.  Last, the same copy
+# again completes byte-identical.
+# ROUNDS (16) rounds from SEED (printed; set it to replay).
+# Patches: 0268
+. "$(dirname "$0")/../lib/sshenv.sh"
+trap 'lfn_cleanup' EXIT
+lfn_env_init sftp-many-files-interrupted
+ROUNDS=${ROUNDS:-16}
+SEED=${SEED:-$((($$ * 7919 + $(date +%s)) % 32768))}
+RANDOM=$SEED
+verbose "seed $SEED (SEED=$SEED replays these rounds)"
+umask 022
+mkdir -p "$T/src/sub" "$T/old/sub"
+n=0
+for d in . sub; do
+	for i in $(seq 1 150); do
+		case $((i % 3)) in 0) nm=f${i}g ;; 1) nm=f${i}s ;; *) nm=f${i}n ;; esac
+		head -c $((1 + RANDOM % 40000)) /dev/urandom > "$T/src/$d/$nm"
+		# the older copy: longer or shorter, other bytes; a few missing
+		if [ $((i % 10)) != 0 ]; then
+			head -c $((1 + RANDOM % 80000)) /dev/urandom > "$T/old/$d/$nm"
+		fi
+		n=$((n + 1))
+	done
+done
+lfn_sequential_server "$T/seq-stale" SFTP_SEQ_STALE=1
+pick() { local a=("$@"); echo "${a[RANDOM % ${#a[@]}]}"; }
+# fg CMD...: run CMD with every signal a stop sends at its default,
+# whatever make check inherited (nohup leaves SIGHUP ignored, a background
+# job SIGINT); called in a background subshell, it becomes CMD ($! is CMD)
+fg() { exec env --default-signal=INT,TERM,HUP,PIPE "$@"; }
+
+# check WHEN: every destination file old or whole, none lost
+check() {
+	local f rel bad=0 mixed=0 lost=0
+	while read -r f; do
+		rel=${f#"$T/src/"}
+		if [ -e "$T/dst/$rel" ]; then
+			cmp -s "$T/dst/$rel" "$f" && continue
+			[ -e "$T/old/$rel" ] && cmp -s "$T/dst/$rel" "$T/old/$rel" && continue
+			mixed=$((mixed + 1)); bad=1
+			[ $mixed -le 3 ] && fail "$1: $rel is neither its old bytes nor the source's ($(stat -c %s "$T/dst/$rel") bytes)"
+		elif [ -e "$T/old/$rel" ]; then
+			lost=$((lost + 1)); bad=1
+			[ $lost -le 3 ] && fail "$1: $rel was there before and is gone"
+		fi
+	done < <(find "$T/src" -type f)
+	[ $mixed -gt 3 ] && fail "$1: $mixed files in all neither old nor new"
+	[ $lost -gt 3 ] && fail "$1: $lost files in all lost"
+	return $bad
+}
+
+for round in $(seq 1 "$ROUNDS"); do
+	tool=$(pick scp sftp)
+	how=$(pick client:KILL client:INT client:TERM server:KILL)
+	srv=$(pick sftp-server stale)
+	server="$LFN_TREE/sftp-server"; [ $srv = stale ] && server="$T/seq-stale"
+	ms=$((10 + RANDOM % 200))
+	tid "round $round: $tool, $srv, $how after $ms ms"
+	rm -rf "$T/dst"; cp -a "$T/old" "$T/dst"
+	if [ $tool = scp ]; then
+		( fg "$LFN_TREE/scp" -q -r -D "$server" "localhost:$T/src/." "$T/dst" > /dev/null 2> "$T/err" ) &
+	else
+		( fg "$LFN_TREE/sftp" -q -D "$server" -b - <<< "get -R $T/src/. $T/dst" > /dev/null 2> "$T/err" ) &
+	fi
+	cpid=$!
+	sleep "$(echo "$ms / 1000" | bc -l)"
+	if [ "${how%%:*}" = client ]; then
+		kill -"${how#*:}" "$cpid" 2> /dev/null || verbose "the copy ended before the stop"
+	else
+		spid=$(pgrep -P "$cpid" | head -n 1)
+		[ -n "$spid" ] && kill -KILL "$spid" 2> /dev/null || verbose "the copy ended before the stop"
+	fi
+	for _ in $(seq 1 300); do kill -0 "$cpid" 2> /dev/null || break; sleep 0.1; done
+	if kill -0 "$cpid" 2> /dev/null; then
+		kill -KILL "$cpid"; fail "the copy still ran 30 s after $how"
+	fi
+	spid=$(pgrep -P "$cpid" | head -n 1)
+	wait "$cpid"; rc=$?
+	# (a killed client's server ends when it reads the end of its input)
+	[ -n "$spid" ] && for _ in $(seq 1 50); do kill -0 "$spid" 2> /dev/null || break; sleep 0.1; done
+	check "exit $rc after $how"
+	parts=$(find "$T/dst" -name '*.lfn-part' | wc -l)
+	case $tool:$how in
+	*:client:KILL|sftp:server:KILL) verbose "exit $rc; $parts part(s) left" ;;
+	*) [ "$parts" = 0 ] || fail "$parts DEST.lfn-part left after $how (exit $rc)" ;;
+	esac
+done
+
+tid "the same copy again, over what the rounds left: byte-identical"
+for tool in scp sftp; do
+	if [ $tool = scp ]; then
+		"$LFN_TREE/scp" -q -r -D "$LFN_TREE/sftp-server" "localhost:$T/src/." "$T/dst" 2> "$T/err"
+	else
+		"$LFN_TREE/sftp" -q -D "$LFN_TREE/sftp-server" -b - <<< "get -R $T/src/. $T/dst" > /dev/null 2> "$T/err"
+	fi || fail "$tool: the copy again failed: $(tail -n 2 "$T/err")"
+	find "$T/dst" -name '*.lfn-part' -delete
+	diff -r "$T/src" "$T/dst" > /dev/null || fail "$tool: the copy again differs from the source"
+done
+lfn_finish
