@@ -34,7 +34,9 @@ chmod +x "$T/ssh-wrap"
 
 tid "scp -r of two remote sources: each ssh scp starts gets the user's limit"
 rm -f "$T/limits"; rm -rf "$T/dst"; mkdir "$T/dst"
-( ulimit -Sn $soft && lfn_scp "$LFN_TREE" "$port" -q -r -S "$T/ssh-wrap" \
+# (scp itself, not lfn_scp: a second -S leaks the first, upstream's scp)
+( ulimit -Sn $soft && "$LFN_TREE/scp" -F "$T/ssh_config" -S "$T/ssh-wrap" -P "$port" \
+	-o HostKeyAlias=lfnpeer -o HostName=127.0.0.1 -q -r \
 	"lfnpeer:$T/a" "lfnpeer:$T/b" "$T/dst/" ) || fail "scp -r of two sources failed"
 diff -r "$T/a" "$T/dst/a" > /dev/null && diff -r "$T/b" "$T/dst/b" > /dev/null || fail "the copies differ"
 [ "$(wc -l < "$T/limits" 2> /dev/null)" = 2 ] || fail "expected two ssh started, got: $(cat "$T/limits" 2> /dev/null)"
