@@ -2,13 +2,16 @@
 # wrote, each started by the test itself on 127.0.0.1 (its own config under
 # $T, in the foreground, stopped by PID through lfn_cleanup), for our
 # client to be tried against (tests/sftp-foreign-servers.sh).  Sourced after
-# sshenv.sh and lfn_env_init (bash).
+# sshenv.sh and lfn_env_init (bash).  A bench puts them on the server side
+# of an emulated link instead (bench/foreign-servers.sh): NETNS (e.g. $NB)
+# and ADDRESS ($ADDR) after the other arguments.
 #
 #   lfn_foreign_need                  the servers are installed (or lfn_die)
-#   lfn_proftpd_start PORT [NAME] < EXTRA-CONFIG
+#   lfn_proftpd_start PORT [NAME [NETNS [ADDRESS]]] < EXTRA-CONFIG
 #                                     ProFTPD 1.3.8's mod_sftp    PROFTPD_PID
-#   lfn_rclone_sftp_start PORT        rclone serve sftp /         RCLONE_PID
-#   LFN_SSHD_SFTP=$GESFTPSERVER lfn_sshd_start TREE PORT
+#   lfn_rclone_sftp_start PORT [NETNS [ADDRESS]]
+#                                     rclone serve sftp /         RCLONE_PID
+#   LFN_SSHD_SFTP=$GESFTPSERVER lfn_sshd_start TREE PORT [NETNS]
 #                                     the Green End SFTP server as the sftp
 #                                     Subsystem of a test sshd
 #   lfn_quirky_server FILE VAR=VALUE...
@@ -32,19 +35,23 @@ lfn_foreign_need() {
 	command -v rclone > /dev/null || lfn_die "rclone missing: run ./install-deps (rclone)"
 }
 
-# lfn_wait_listen WHAT PORT PID LOG: wait up to 15 s for a socket listening
-# on 127.0.0.1:PORT; lfn_die with LOG when PID exits or nothing listens
+# lfn_wait_listen WHAT PORT PID LOG [NETNS]: wait up to 15 s for a socket
+# listening on PORT (in NETNS when given); lfn_die with LOG when PID exits
+# or nothing listens
 lfn_wait_listen() {
-	local what=$1 port=$2 pid=$3 log=$4
+	local what=$1 port=$2 pid=$3 log=$4 ns=${5:-}
+	local -a pre=()
+	[ -n "$ns" ] && pre=(ip netns exec "$ns")
 	for _ in $(seq 1 150); do
-		ss -Hltn "sport = :$port" 2> /dev/null | grep -q . && return 0
+		"${pre[@]}" ss -Hltn "sport = :$port" 2> /dev/null | grep -q . && return 0
 		kill -0 "$pid" 2> /dev/null || { tail -n 20 "$log" >&2; lfn_die "$what exited"; }
 		sleep 0.1
 	done
 	tail -n 20 "$log" >&2; lfn_die "$what did not listen on $port within 15 s"
 }
 
-# lfn_proftpd_start PORT [NAME]: ProFTPD with mod_sftp on 127.0.0.1:PORT,
+# lfn_proftpd_start PORT [NAME [NETNS [ADDRESS]]]: ProFTPD with mod_sftp on
+# ADDRESS:PORT (127.0.0.1) in network namespace NETNS (none: this one),
 # in the foreground (-n: it forks a child per connection, not itself),
 # every file of its own under $T (NAME.conf, NAME.log, ...; NAME:
 # proftpd).  Extra configuration lines are read from stdin (e.g.
@@ -60,7 +67,9 @@ lfn_wait_listen() {
 # Logs: $T/NAME.log (its stderr), NAME-system.log, NAME-sftp.log.  Sets
 # PROFTPD_PID.
 lfn_proftpd_start() {
-	local port=$1 n=${2:-proftpd} conf log
+	local port=$1 n=${2:-proftpd} ns=${3:-} addr=${4:-127.0.0.1} conf log
+	local -a pre=()
+	[ -n "$ns" ] && pre=(ip netns exec "$ns")
 	conf=$T/$n.conf log=$T/$n.log
 	if [ ! -f "$T/proftpd_host_ecdsa" ]; then
 		ssh-keygen -q -t ecdsa -b 256 -m PEM -N '' -C proftpd-host -f "$T/proftpd_host_ecdsa" ||
@@ -73,7 +82,7 @@ lfn_proftpd_start() {
 ServerType standalone
 ServerName "openssh-lfn test"
 Port $port
-DefaultAddress 127.0.0.1
+DefaultAddress $addr
 SocketBindTight on
 UseIPv6 off
 UseReverseDNS off
@@ -105,13 +114,14 @@ CFG
 	  [ -t 0 ] || cat; } > "$conf"
 	: > "$log"
 	"$PROFTPD" -t -c "$conf" >> "$log" 2>&1 || { cat "$log" >&2; lfn_die "proftpd -t rejects $conf"; }
-	"$PROFTPD" -n -c "$conf" >> "$log" 2>&1 &
-	PROFTPD_PID=$!
+	"${pre[@]}" "$PROFTPD" -n -c "$conf" >> "$log" 2>&1 &
+	PROFTPD_PID=$!		# ip netns exec execs it: the same PID
 	LFN_PIDS+=("$PROFTPD_PID")
-	lfn_wait_listen "ProFTPD ($PROFTPD -n -c $conf)" "$port" "$PROFTPD_PID" "$log"
+	lfn_wait_listen "ProFTPD ($PROFTPD -n -c $conf)" "$port" "$PROFTPD_PID" "$log" "$ns"
 }
 
-# lfn_rclone_sftp_start PORT: rclone serve sftp of / on 127.0.0.1:PORT in
+# lfn_rclone_sftp_start PORT [NETNS [ADDRESS]]: rclone serve sftp of / on
+# ADDRESS:PORT (127.0.0.1) in network namespace NETNS (none: this one), in
 # its default VFS mode (--vfs-cache-mode off: a file is written only from
 # start to end), the test's host key and authorized_keys, no rclone config.
 # Its directory cache is off (--dir-cache-time 0; 5 min by default): the
@@ -120,14 +130,16 @@ CFG
 # -1") and scp 1 after a copy that worked (stock's and ours alike); sftp
 # does not look at it.  Log: $T/rclone.log.  Sets RCLONE_PID.
 lfn_rclone_sftp_start() {
-	local port=$1 log=$T/rclone.log
+	local port=$1 ns=${2:-} addr=${3:-127.0.0.1} log=$T/rclone.log
+	local -a pre=()
+	[ -n "$ns" ] && pre=(ip netns exec "$ns")
 	: > "$log"
-	RCLONE_CACHE_DIR=$T/rclone-cache rclone serve sftp / --addr "127.0.0.1:$port" \
+	RCLONE_CACHE_DIR=$T/rclone-cache "${pre[@]}" rclone serve sftp / --addr "$addr:$port" \
 	    --authorized-keys "$T/authorized_keys" --key "$T/host_ed25519" \
 	    --config /dev/null --dir-cache-time 0 --poll-interval 0 >> "$log" 2>&1 &
 	RCLONE_PID=$!
 	LFN_PIDS+=("$RCLONE_PID")
-	lfn_wait_listen "rclone serve sftp" "$port" "$RCLONE_PID" "$log"
+	lfn_wait_listen "rclone serve sftp" "$port" "$RCLONE_PID" "$log" "$ns"
 }
 
 # lfn_quirky_server FILE [VAR=VALUE...]: FILE becomes a program without
