@@ -133,7 +133,7 @@ missing "$tmp/PROTOCOL.lfn" < "$tmp/names" | grep -q '^check-file-handle (' ||
 
 tid "every patch PROTOCOL.lfn names (NNNN-slug) is in patches/"
 for stem in $(grep -oE '\b0[0-9]{3}-[a-z][a-z0-9]*(-[a-z0-9]+)*' "$doc" | sort -u); do
-	[ -f "$LFN_TOP/patches/$stem.patch" ] || [ -f "$LFN_TOP/patches/held/$stem.patch" ] ||
+	[ -f "$LFN_TOP/patches/$stem.patch" ] ||
 		fail "PROTOCOL.lfn names $stem, which is not in patches/"
 done
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # lint-test-patches: every test here says which patches it tests on one
 # "# Patches:" line in its leading comment: the numbers of patches in
-# patches/ (or patches/held/), or "none".  series-prefixes reads only that
+# patches/, or "none".  series-prefixes reads only that
 # line to run each test at the first prefix of the series that has them
 # all, so a number in prose elsewhere cannot tie a test to a patch.
 # Patches: none
@@ -21,7 +21,7 @@ for t in "$repo"/regress-bench/tests/*.sh; do
 	*)
 		for num in $rest; do
 			[[ "$num" =~ ^0[0-9]{3}$ ]] || { fail "$name: '$num' on its Patches line is not a patch number"; continue; }
-			[ -n "$(ls "$repo"/patches/"$num"-*.patch "$repo"/patches/held/"$num"-*.patch 2> /dev/null)" ] ||
+			[ -n "$(ls "$repo"/patches/"$num"-*.patch 2> /dev/null)" ] ||
 				fail "$name: patch $num is not in patches/"
 		done ;;
 	esac

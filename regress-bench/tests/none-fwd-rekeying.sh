@@ -13,8 +13,8 @@
 # re-keying), and 0404 re-keys without none before it sends the request.
 # Control: with NoneForwarding yes the same request goes out with cipher
 # none, and the capture does show the path (so the check can see a leak).
-# Needs: 0401, 0402, 0404.
-# Patches: 0401 0402 0404
+# Needs: 0401, 0404.
+# Patches: 0401 0404
 . "$(dirname "$0")/../lib/sshenv.sh"
 trap 'lfn_cleanup; lfn_wan_cleanup' EXIT
 lfn_env_init none-fwd-rekeying

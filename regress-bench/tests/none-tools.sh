@@ -5,8 +5,8 @@
 # stock build, the system ssh and the system sshd (they never switch;
 # nothing fails; the refused switch and later rekeys pass OpenSSH 10.4's
 # strict key exchange checks).
-# Needs: 0401, 0402 (rekeys), 0404 (mux tty).
-# Patches: 0401 0402 0404
+# Needs: 0401 (and its rekeys), 0404 (mux tty).
+# Patches: 0401 0404
 . "$(dirname "$0")/../lib/sshenv.sh"
 trap lfn_cleanup EXIT
 lfn_env_init none-tools
