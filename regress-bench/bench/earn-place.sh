@@ -19,6 +19,16 @@
 # workload the median of each variant and its ratio to the first.  Every
 # copy is checked (cmp / diff -r).  SCP_ARGS (e.g. "-X connections=4")
 # go to every scp.  Needs root (network namespaces).
+# RTT_MS 0: loopback, no emulated link: every sshd listens in this
+# namespace and the clients connect to 127.0.0.1 (as the fastpath tests
+# do), RATE is ignored, and times have 3 decimals (ssh host true takes
+# ~0.03 s there).  For CPU fast paths: the emulator itself burns CPU, and a
+# 100 ms link hides what a patch saves per byte.
+# ROTATE=1: round r starts with the r-th variant (then the next ones, in
+# order, wrapping around) instead of the first one every time: the first
+# copy of each workload is often slower on loopback (an A/A pair of one
+# source built twice differed by up to 35 % in fixed order); with ROUNDS a
+# multiple of the number of variants each one takes each place equally.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 . regress-bench/lib/sshenv.sh
@@ -28,7 +38,14 @@ SCP_ARGS=${SCP_ARGS:-}
 VARIANTS=${VARIANTS:-"series=$LFN_TREE:$LFN_TREE: stock=$STOCK_TREE:$STOCK_TREE:"}
 trap 'lfn_cleanup; lfn_wan_cleanup' EXIT
 lfn_env_init earnplace
-lfn_wan_link ep$$ "$rtt" "$rate"
+if [ "$rtt" = 0 ]; then
+	NA="" NB="" ADDR=127.0.0.1 digits=3	# -n "": in this namespace
+	echo "link: loopback (127.0.0.1, no emulator)"
+else
+	lfn_wan_link ep$$ "$rtt" "$rate"
+	digits=2
+	echo "link: emulated, rtt $rtt ms, $rate"
+fi
 mkdir -p "$T/home"; sed -i "s#^#environment=\"HOME=$T/home\" #" "$T/authorized_keys"
 
 names=() clients=() ports=()
@@ -53,11 +70,13 @@ mkdir -p "$T/small"
 for i in $(seq 1 1000); do head -c 10000 /dev/urandom > "$T/small/f$i"; done
 head -c $((1024 * 1024 * 1024)) /dev/urandom > "$T/big"
 
-secs() { local s e; s=$(date +%s.%N); "$@" > /dev/null 2>&1 || echo FAILED >&2; e=$(date +%s.%N); awk -v s="$s" -v e="$e" 'BEGIN { printf "%.2f", e - s }'; }
+secs() { local s e; s=$(date +%s.%N); "$@" > /dev/null 2>&1 || echo FAILED >&2; e=$(date +%s.%N); awk -v s="$s" -v e="$e" -v d="$digits" 'BEGIN { printf "%.*f", d, e - s }'; }
 res="$T/results"; : > "$res"
 for round in $(seq 1 "$rounds"); do
 	for w in ${WORKLOADS:-small-up small-down big-up big-down true}; do
-		for i in "${!names[@]}"; do
+		for k in "${!names[@]}"; do
+			i=$k
+			[ "${ROTATE:-0}" = 1 ] && i=$(((k + round - 1) % ${#names[@]}))
 			tree=${clients[$i]} c=(-n "$NA" -h "$ADDR" "${ports[$i]}")
 			rm -rf "$T/dst" "$T/back" "$T/big.up" "$T/big.down" "$T/one.up" "$T/one.down"
 			case $w in
@@ -83,9 +102,9 @@ for round in $(seq 1 "$rounds"); do
 done
 rm -rf "$T/dst" "$T/back" "$T/big.up" "$T/big.down" "$T/big"
 echo "load: $(uptime)"
-python3 - "$res" "${names[@]}" <<'PY'
+python3 - "$res" "$digits" "${names[@]}" <<'PY'
 import sys, statistics
-res, names = sys.argv[1], sys.argv[2:]
+res, digits, names = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
 t = {}
 for line in open(res):
     w, n, s = line.split()
@@ -99,6 +118,6 @@ for w in dict.fromkeys(line.split()[0] for line in open(res)):
             cells.append("CORRUPTED" if v else "-"); continue
         m = statistics.median(float(x) for x in v)
         base = m if base is None else base
-        cells.append(f"{m:.2f} ({m / base:.3f})")
+        cells.append(f"{m:.{digits}f} ({m / base:.3f})")
     print(f"{w:<12}" + "".join(f"{c:>18}" for c in cells))
 PY
