@@ -6,7 +6,7 @@
 # bytes (a packet length of 0) for a complete request process() would not
 # take ran at 100 % CPU for ever, the process outliving its session through
 # sshd (one per session: a remote CPU denial of service; 0266, now
-# held (git tag held-patches), brought it).  The loop is 0104's again, which stops
+# held (git commit 7ca8591), brought it).  The loop is 0104's again, which stops
 # when process() takes nothing; this keeps any later change to it honest.
 # lib/sftp-stray-bytes.py drives the binary directly: it must exit on the
 # EOF within a second (a correct one takes milliseconds; one that used no
