@@ -16,7 +16,16 @@ SFTP_QUIRK_MODE:
               directories) open at once: an OPEN or OPENDIR beyond that
               fails with SSH_FX_FAILURE "too many open handles", as a
               server out of descriptors or under a per-session cap answers
+  threads     requests are carried out as a server with a thread per
+              handle might: of the requests that have come (up to
+              SFTP_QUIRK_BATCH at a time, as reorder), those naming the
+              same handle in the order they came, the handles (and each
+              request naming none) taking turns, last first; each reply
+              goes as its request is carried out
   plain       neither (a control)
+SFTP_QUIRK_DIE_AFTER=N: the server ends at once (exit 3, nothing more
+  written) before it carries out its N+1st request, as a server that is
+  killed or crashes does
 SFTP_QUIRK_LOG=FILE: at the end of each session, one line:
   "session ended: mode M, R requests, B batches sent reordered (largest
   N), at most H handles open, O opens refused"
@@ -48,10 +57,11 @@ A_SIZE, A_UIDGID, A_PERM, A_TIME, A_EXT = 1, 2, 4, 8, 0x80000000
 F_READ, F_WRITE, F_APPEND, F_CREAT, F_TRUNC, F_EXCL = 1, 2, 4, 8, 0x10, 0x20
 
 MODE = os.environ.get("SFTP_QUIRK_MODE", "plain")
-if MODE not in ("reorder", "maxhandles", "plain"):
+if MODE not in ("reorder", "maxhandles", "threads", "plain"):
     sys.exit("sftp-quirky-server: unknown SFTP_QUIRK_MODE %r" % MODE)
 BATCH = int(os.environ.get("SFTP_QUIRK_BATCH", "16"))
 MAX_HANDLES = int(os.environ.get("SFTP_QUIRK_MAX_HANDLES", "8"))
+DIE_AFTER = int(os.environ.get("SFTP_QUIRK_DIE_AFTER", "0"))
 MAX_MSG = 1024 * 1024 + 1024
 MAX_READ = 256 * 1024
 
@@ -163,6 +173,8 @@ def handle_request(p):
     typ = p[0]
     if typ == INIT:
         return msg(VERSION, None, struct.pack(">I", 3))
+    if DIE_AFTER and stats["requests"] >= DIE_AFTER:
+        os._exit(3)
     r = Req(p[1:])
     rid = r.u32()
     stats["requests"] += 1
@@ -284,6 +296,7 @@ def main():
     inbuf = bytearray()
     out = bytearray()
     held = []              # replies of the current batch (reorder)
+    pending = []           # requests of the current batch (threads)
     eof = False
     os.set_blocking(0, False)
     os.set_blocking(1, False)
@@ -295,6 +308,26 @@ def main():
         for m in reversed(held):
             out.extend(m)
         held.clear()
+
+    def carry_out():
+        # a thread per handle: each handle's requests in order, the
+        # handles (and requests naming none) taking turns, last first
+        groups = {}
+        for i, p in enumerate(pending):
+            key = i
+            if p[0] in (READ, WRITE, CLOSE, FSTAT, FSETSTAT, READDIR):
+                n = struct.unpack(">I", p[5:9])[0]
+                key = p[9:9 + n]
+            groups.setdefault(key, []).append(p)
+        if len(groups) > 1:
+            stats["reordered"] += 1
+            stats["largest"] = max(stats["largest"], len(pending))
+        turns = [groups[key] for key in reversed(list(groups))]
+        while turns:
+            for g in turns:
+                out.extend(handle_request(g.pop(0)))
+            turns = [g for g in turns if g]
+        pending.clear()
 
     while True:
         rl = [0] if not eof else []
@@ -330,6 +363,11 @@ def main():
                 break
             p = bytes(inbuf[4:4 + n])
             del inbuf[:4 + n]
+            if MODE == "threads" and p[0] != INIT:
+                pending.append(p)
+                if len(pending) >= BATCH:
+                    carry_out()
+                continue
             reply = handle_request(p)
             if MODE == "reorder" and p[0] != INIT:
                 held.append(reply)
@@ -340,6 +378,8 @@ def main():
         # a batch ends when nothing more can be read at once
         if held and (eof or not select.select([0], [], [], 0)[0]):
             release()
+        if pending and (eof or not select.select([0], [], [], 0)[0]):
+            carry_out()
     if os.environ.get("SFTP_QUIRK_LOG"):
         with open(os.environ["SFTP_QUIRK_LOG"], "a") as f:
             f.write("session ended: mode %s, %d requests, %d batches sent reordered "

@@ -19,12 +19,24 @@
 # ends it as it ends stock's); scp and sftp remove the parts when SIGINT,
 # SIGTERM or a lost connection ends them at once.  Last, the same copy
 # again completes byte-identical.
-# ROUNDS (16) rounds from SEED (printed; set it to replay).
+# Uploads over the older tree (scp -r, sftp put -R), UP_ROUNDS (12) more:
+# the server (lib/sftp-quirky-server.py in its "threads" mode, which
+# carries out the requests of different handles taking turns, as a server
+# with a thread per handle may) dies after a random number of requests.
+# scp writes an existing file in place, as stock's does, so a file can be
+# left with a new head over an old tail while its writes are out: at most
+# one such file may be left (stock's client, one file at a time, can
+# leave one); a file whose first write replaces all its old bytes goes at
+# once.  sftp opens with TRUNC: no file may be mixed.  Either may leave
+# files in flight cut short (a prefix of the source).
+# ROUNDS (16) and UP_ROUNDS from SEED (printed; set it to replay).
 # Patches: 0268
 . "$(dirname "$0")/../lib/sshenv.sh"
+. "$(dirname "$0")/../lib/foreign-sftp-servers.sh"
 trap 'lfn_cleanup' EXIT
 lfn_env_init sftp-many-files-interrupted
 ROUNDS=${ROUNDS:-16}
+UP_ROUNDS=${UP_ROUNDS:-12}
 SEED=${SEED:-$((($$ * 7919 + $(date +%s)) % 32768))}
 RANDOM=$SEED
 verbose "seed $SEED (SEED=$SEED replays these rounds)"
@@ -106,6 +118,45 @@ for round in $(seq 1 "$ROUNDS"); do
 	esac
 done
 
+# check_up WHEN MAX: an upload stopped: each file old, whole, or cut
+# short; at most MAX with a new head over an old tail; none lost
+check_up() {
+	local f rel s mixed=0 lost=0
+	while read -r f; do
+		rel=${f#"$T/src/"}
+		if [ ! -e "$T/dst/$rel" ]; then
+			[ -e "$T/old/$rel" ] || continue
+			lost=$((lost + 1))
+			fail "$1: $rel was there before and is gone"
+			continue
+		fi
+		cmp -s "$T/dst/$rel" "$f" && continue
+		[ -e "$T/old/$rel" ] && cmp -s "$T/dst/$rel" "$T/old/$rel" && continue
+		s=$(stat -c %s "$T/dst/$rel")
+		[ "$s" -le "$(stat -c %s "$f")" ] && cmp -s -n "$s" "$T/dst/$rel" "$f" && continue
+		mixed=$((mixed + 1))
+		verbose "$1: $rel: a new head over an old tail ($s bytes)"
+	done < <(find "$T/src" -type f)
+	[ $mixed -le "$2" ] || fail "$1: $mixed files with a new head over an old tail (at most $2)"
+}
+
+for round in $(seq 1 "$UP_ROUNDS"); do
+	tool=$(pick scp scp sftp)
+	n=$((40 + RANDOM % 1200))
+	tid "upload round $round: $tool, the server dies after $n requests"
+	lfn_quirky_server "$T/threads" SFTP_QUIRK_MODE=threads SFTP_QUIRK_BATCH=64 \
+		SFTP_QUIRK_DIE_AFTER=$n
+	rm -rf "$T/dst"; cp -a "$T/old" "$T/dst"
+	if [ $tool = scp ]; then
+		"$LFN_TREE/scp" -q -r -D "$T/threads" "$T/src/." "localhost:$T/dst" > /dev/null 2> "$T/err"
+	else
+		"$LFN_TREE/sftp" -q -D "$T/threads" -b - <<< "put -R $T/src/. $T/dst" > /dev/null 2> "$T/err"
+	fi
+	rc=$?
+	if [ $tool = scp ]; then check_up "exit $rc" 1; else check_up "exit $rc" 0; fi
+	diff -r "$T/src" "$T/dst" > /dev/null 2>&1 || [ $rc != 0 ] || fail "exit 0, yet the copy is not whole"
+done
+
 tid "the same copy again, over what the rounds left: byte-identical"
 for tool in scp sftp; do
 	if [ $tool = scp ]; then
@@ -115,5 +166,15 @@ for tool in scp sftp; do
 	fi || fail "$tool: the copy again failed: $(tail -n 2 "$T/err")"
 	find "$T/dst" -name '*.lfn-part' -delete
 	diff -r "$T/src" "$T/dst" > /dev/null || fail "$tool: the copy again differs from the source"
+done
+lfn_quirky_server "$T/threads" SFTP_QUIRK_MODE=threads SFTP_QUIRK_BATCH=64
+for tool in scp sftp; do
+	rm -rf "$T/dst"; cp -a "$T/old" "$T/dst"
+	if [ $tool = scp ]; then
+		"$LFN_TREE/scp" -q -r -D "$T/threads" "$T/src/." "localhost:$T/dst" 2> "$T/err"
+	else
+		"$LFN_TREE/sftp" -q -D "$T/threads" -b - <<< "put -R $T/src/. $T/dst" > /dev/null 2> "$T/err"
+	fi || fail "$tool: the upload over the older tree failed: $(tail -n 2 "$T/err")"
+	diff -r "$T/src" "$T/dst" > /dev/null || fail "$tool: the upload over the older tree differs from the source"
 done
 lfn_finish
