@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Same-run A/B of two trees (lfn client -> lfn sshd and back) on one
-# emulated link: ab.sh TREE_A TREE_B RTT_MS RATE SIZE_MIB RUNS
+# emulated link (root): window-ab.sh TREE_A TREE_B RTT_MS RATE SIZE_MIB RUNS
 # Prints per run: tree dir MB/s (net of `ssh true`) and the largest window.
-. "$(dirname "$0")/../../../regress-bench/lib/sshenv.sh"
+. "$(dirname "$0")/../lib/sshenv.sh"
 A=$1 B=$2 RTT=$3 RATE=$4 SIZE=$5 RUNS=${6:-2}
 trap 'lfn_cleanup; lfn_wan_cleanup' EXIT
 lfn_env_init ab-win2

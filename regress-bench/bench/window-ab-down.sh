@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Download-only same-run A/B of several trees: abdown.sh RTT_MS RATE SIZE_MIB RUNS TREE...
-. "$(dirname "$0")/../../../regress-bench/lib/sshenv.sh"
+# Download-only same-run A/B of several trees: window-ab-down.sh RTT_MS RATE SIZE_MIB RUNS TREE...
+. "$(dirname "$0")/../lib/sshenv.sh"
 RTT=$1 RATE=$2 SIZE=$3 RUNS=$4; shift 4
 trap 'lfn_cleanup; lfn_wan_cleanup' EXIT
 lfn_env_init ab-win2d

@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
-# globbench.sh: scp 'host:dir/*' and sftp get dir/* of 200 files of 10 kB
+# glob.sh: scp 'host:dir/*' and sftp get dir/* of 200 files of 10 kB
 # at 1 Gbit/s x 100 ms, client WITHOUT (a build without 0272, also the
 # server) against client WITH, 3 rounds interleaved.  Root (namespaces):
-#   WITHOUT=TREE WITH=TREE doc/bench/glob-2026-11-29/globbench.sh
+#   WITHOUT=TREE WITH=TREE regress-bench/bench/glob.sh
 set -u
-cd "$(dirname "$0")/../../.." || exit 1
+cd "$(dirname "$0")/../.." || exit 1
 : "${WITHOUT:?a tree without 0272}" "${WITH:?a tree with 0272}"
 . regress-bench/lib/sshenv.sh
 trap 'lfn_cleanup; lfn_wan_cleanup' EXIT
-lfn_env_init globbench
+lfn_env_init glob
 mkdir -p "$T/home" "$T/src"; sed -i "s#^#environment=\"HOME=$T/home\" #" "$T/authorized_keys"
 for i in $(seq 1 200); do head -c 10000 /dev/urandom > "$T/src/f$i"; done
 lfn_wan_link gb$$ 100 1gbit
