@@ -1,9 +1,8 @@
 /*
  * sftp_server_fuzz: sftp-server's real processing loop, sftp_server_main(),
- * with the series' sftp-server-read.c (patches 0104, 0262, 0313-0316), fed
- * a fuzzed SFTP client byte stream.  README.md describes the input format;
- * mkcorpus writes seeds, capture-sftp records real clients' sessions as
- * seeds.
+ * as the series changes it (patches 0104, 0262, 0315), fed a fuzzed SFTP
+ * client byte stream.  README.md describes the input format; mkcorpus
+ * writes seeds, capture-sftp records real clients' sessions as seeds.
  *
  * sftp-server.c is compiled into the harness, so that its statics can be
  * reset between inputs (server_reset()).  Per input:
@@ -67,7 +66,6 @@
 #include "misc.h"
 #include "match.h"
 #include "sftp-hash.h"
-#include "copy-phase.h"
 
 /*
  * The server's calls the harness intercepts: its exits, its log (never to
@@ -77,7 +75,7 @@
  */
 void fuzz_server_exit(int) __attribute__((noreturn));
 void fuzz_server_log_init(const char *, LogLevel, SyslogFacility, int);
-static ssize_t fuzz_copy_phase_write(int, const u_char *, size_t, uint64_t);
+static ssize_t fuzz_write(int, const void *, size_t);
 size_t fuzz_atomicio(ssize_t (*)(int, void *, size_t), int, void *, size_t);
 int fuzz_sftp_hash_blocks(int, uint64_t, uint64_t, uint32_t, struct sshbuf *);
 struct passwd *fuzz_getpwuid(uid_t);
@@ -98,7 +96,7 @@ int fuzz_utimensat(int, const char *, const struct timespec *, int);
 
 #define _exit(i)		fuzz_server_exit(i)
 #define log_init		fuzz_server_log_init
-#define copy_phase_write	fuzz_copy_phase_write
+#define write			fuzz_write
 #define atomicio		fuzz_atomicio
 #define sftp_hash_blocks	fuzz_sftp_hash_blocks
 #define getpwuid		fuzz_getpwuid
@@ -119,7 +117,7 @@ int fuzz_utimensat(int, const char *, const struct timespec *, int);
 #include "sftp-server.c"
 #undef _exit
 #undef log_init
-#undef copy_phase_write
+#undef write
 #undef atomicio
 #undef sftp_hash_blocks
 #undef getpwuid
@@ -217,13 +215,16 @@ work(uint64_t n)
 	return 0;
 }
 
-/* replies to /dev/null: past the budget the client stops reading (EOF) */
+/*
+ * replies to /dev/null (stdout): past the budget the client stops reading
+ * (EOF); the server's other writes (files) are bounded by FILE_MAX
+ */
 static ssize_t
-fuzz_copy_phase_write(int fd, const u_char *p, size_t len, uint64_t off)
+fuzz_write(int fd, const void *p, size_t len)
 {
-	if (work(len) != 0)
+	if (fd == STDOUT_FILENO && work(len) != 0)
 		return 0;
-	return copy_phase_write(fd, p, len, off);
+	return write(fd, p, len);
 }
 
 /* copy-data's reads and writes */

@@ -1,7 +1,7 @@
 /*
  * copy-count-shim.c: LD_PRELOAD shim for sftp-server-copies.sh.
  * Counts the bytes that the process moves with memcpy()/memmove() calls
- * of at least 64 KiB (bulk copies: a download's data, not headers) and,
+ * of at least 64 KiB (bulk copies: a transfer's data, not headers) and,
  * at exit (sftp-server leaves by _exit()), appends "PID BYTES" to the
  * file named by COPY_COUNT_FILE.
  */

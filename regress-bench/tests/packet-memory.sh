@@ -1,15 +1,13 @@
 #!/usr/bin/env bash
-# packet-memory: the kept packet buffers and the padding pool (patches
-# 0303/0306/0312), by a unit test built
-# against the tree's objects (regress-bench/unit/packet-buffers.c, which
-# compiles the tree's packet.c into itself):
+# packet-memory: the kept packet buffers (patch 0303), by a unit test
+# built against the tree's objects (regress-bench/unit/packet-buffers.c,
+# which compiles the tree's packet.c into itself):
 #  - a received packet's plaintext (a USERAUTH_REQUEST) is cleared once
-#    its parser consumed it, when the next packet is read;
-#  - channel data left in the kept buffers (received and sent) is cleared
-#    by ssh_packet_clear_kept() (called when idle and at channel free);
-#  - a 200 KiB packet's allocation is released, not kept;
-#  - a forked child does not send the parent's padding bytes.
-# Patches: 0303 0306 0312
+#    its parser consumed it, when the next packet is read, and the
+#    incoming packet keeps its allocation;
+#  - channel data, received and sent, is cleared as any other packet;
+#  - a 200 KiB packet's allocation is released, not kept.
+# Patches: 0303
 . "$(dirname "$0")/../lib/sshenv.sh"
 . "$(dirname "$0")/../lib/unit.sh"
 trap lfn_cleanup EXIT

@@ -1,6 +1,6 @@
 /*
- * packet-buffers: unit test for the kept packet buffers and the padding
- * pool of openssh-lfn patches 0303/0306.
+ * packet-buffers: unit test for the kept packet buffers of openssh-lfn
+ * patch 0303.
  *
  * Built by regress-bench/tests/packet-memory.sh against a built tree.  It
  * compiles the tree's packet.c into itself (#include) to reach its static
@@ -13,25 +13,23 @@
  *    is read: the marker must be gone from the incoming packet's whole
  *    allocation (upstream's sshbuf_reset() clears it; the old
  *    sshbuf_reset_keep() cleared only the unconsumed part, i.e. nothing);
- *  - channel data, which may stay in the kept buffers (0306), is cleared
- *    by ssh_packet_clear_kept() (what sshd and ssh call when idle or when
- *    a channel is freed), received and sent;
+ *  - the incoming packet keeps its allocation from packet to packet
+ *    (upstream's sshbuf_reset() shrank it to 256 bytes);
+ *  - channel data is cleared like any other packet: received, from the
+ *    incoming packet's allocation once the next packet was read; sent,
+ *    from the outgoing packet once it went out;
  *  - a big packet does not pin its allocation: after a 200 KiB packet and
- *    a small one, the incoming buffer is back below 128 KiB;
- *  - the padding pool is fork-safe: after fork(), child and parent must
- *    not produce the same padding bytes.
+ *    a small one, the incoming buffer is back below 128 KiB.
+ * (0306 left channel data in the kept buffers until
+ * ssh_packet_clear_kept(), and 0312 took the padding from a per-connection
+ * pool; both were withdrawn on 2026-12-06, and their checks with them.)
  */
 #define SSHBUF_INTERNAL 1
 #include "packet.c"
 
 #include <sys/socket.h>
-#include <sys/wait.h>
 
 #include "unit-check.h"
-
-/* only in trees that have it (openssh-lfn with 0306) */
-void ssh_packet_clear_kept(struct ssh *) __attribute__((weak));
-static void (* volatile clear_kept)(struct ssh *) = ssh_packet_clear_kept;
 
 #define MARKER_RX	"SECRET-PASSWORD-MARKER-rx-5f3a9c"
 #define MARKER_CH	"SECRET-CHANNEL-DATA-MARKER-b71e02"
@@ -140,22 +138,20 @@ test_receive(struct ssh *ssh)
 	r = contains(state->incoming_packet, MARKER_RX);
 	CHECK(r == 0, "a consumed USERAUTH_REQUEST stays in the incoming "
 	    "packet's allocation after the next packet was read (%d)", r);
+	CHECK(sshbuf_alloc(state->incoming_packet) >= 2000,
+	    "the incoming packet shrank to %zu bytes between packets",
+	    sshbuf_alloc(state->incoming_packet));
 
-	/* channel data: may be kept, but ssh_packet_clear_kept() clears */
+	/* channel data: cleared as any other packet */
 	feed(ssh, SSH2_MSG_CHANNEL_DATA, MARKER_CH, 2000);
 	CHECK(read_consume(ssh) == SSH2_MSG_CHANNEL_DATA, "type");
 	feed(ssh, SSH2_MSG_IGNORE, "", 0);
 	CHECK(read_consume(ssh) == SSH2_MSG_IGNORE, "type");
-	CHECK(clear_kept != NULL, "no ssh_packet_clear_kept(): "
-	    "received channel data is never cleared");
-	if (clear_kept != NULL) {
-		clear_kept(ssh);
-		r = contains(state->incoming_packet, MARKER_CH);
-		CHECK(r == 0, "received channel data still in the incoming "
-		    "packet after ssh_packet_clear_kept() (%d)", r);
-		r = contains(state->compression_buffer, MARKER_CH);
-		CHECK(r == 0, "... in the compression buffer (%d)", r);
-	}
+	r = contains(state->incoming_packet, MARKER_CH);
+	CHECK(r == 0, "received channel data stays in the incoming "
+	    "packet's allocation after the next packet was read (%d)", r);
+	r = contains(state->compression_buffer, MARKER_CH);
+	CHECK(r == 0, "... in the compression buffer (%d)", r);
 
 	/* a big packet's allocation is released, not kept */
 	feed(ssh, SSH2_MSG_IGNORE, "big", 200 * 1024);
@@ -190,42 +186,9 @@ test_send(struct ssh *ssh)
 		fprintf(stderr, "send: %s\n", ssh_err(r));
 		abort();
 	}
-	if (clear_kept != NULL) {
-		clear_kept(ssh);
-		r = contains(state->outgoing_packet, MARKER_TX);
-		CHECK(r == 0, "sent channel data still in the outgoing "
-		    "packet after ssh_packet_clear_kept() (%d)", r);
-	}
-}
-
-static void
-test_padding_fork(struct ssh *ssh)
-{
-	struct session_state *state = ssh->state;
-	u_char first[16], mine[64], child[64];
-	int fds[2], status;
-	pid_t pid;
-
-	packet_random_padding(state, first, sizeof(first));	/* fill it */
-	if (pipe(fds) != 0)
-		abort();
-	if ((pid = fork()) == -1)
-		abort();
-	if (pid == 0) {
-		packet_random_padding(state, mine, sizeof(mine));
-		if (write(fds[1], mine, sizeof(mine)) != sizeof(mine))
-			_exit(1);
-		_exit(0);
-	}
-	close(fds[1]);
-	packet_random_padding(state, mine, sizeof(mine));
-	if (read(fds[0], child, sizeof(child)) != sizeof(child))
-		abort();
-	waitpid(pid, &status, 0);
-	CHECK(memcmp(mine, child, sizeof(mine)) != 0, "parent and forked "
-	    "child sent the same %zu padding bytes", sizeof(mine));
-	packet_random_padding(state, child, sizeof(child));
-	CHECK(memcmp(mine, child, sizeof(mine)) != 0, "padding repeats");
+	r = contains(state->outgoing_packet, MARKER_TX);
+	CHECK(r == 0, "sent channel data stays in the outgoing packet's "
+	    "allocation after it was sent (%d)", r);
 }
 
 int
@@ -241,7 +204,6 @@ main(void)
 		abort();
 	test_receive(ssh);
 	test_send(ssh);
-	test_padding_fork(ssh);
 	printf("packet-buffers: %d checks, %d failures\n", checks, failures);
 	return failures != 0;
 }

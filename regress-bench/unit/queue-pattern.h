@@ -1,6 +1,6 @@
 /*
  * queue-pattern.h: an sshbuf used as a byte queue, its bytes checked in
- * order (openssh-lfn unit tests window-queue.c and copy-phase.c).
+ * order (openssh-lfn unit test window-queue.c).
  * queue_put() appends the next bytes of a counter pattern after the test
  * has made room, and checks that sshbuf_reserve() then moved nothing;
  * queue_take() consumes bytes from the start and checks each.  Include
