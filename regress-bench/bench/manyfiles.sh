@@ -5,7 +5,10 @@
 # client and the openssh-lfn client against the same openssh-lfn sshd,
 # and the same bytes through one stream (tar over ssh, B's client),
 # 2 runs each, contents checked.  A=tree B=tree (environment) compare
-# other builds' clients.  Needs root (network namespaces).
+# other builds' clients.  OVER=BYTES: each upload goes over an older tree
+# of the same names, OVER random bytes each (what a copy made again
+# meets: scp writes such files in place).  Needs root (network
+# namespaces).
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 . regress-bench/lib/sshenv.sh
@@ -24,18 +27,27 @@ secs() { local s e; s=$(date +%s.%N); "$@" > /dev/null 2>&1; e=$(date +%s.%N); a
 c=(-n "$NA" -h "$ADDR" "$port")
 tar_up() { tar -C "$T/src" -cf - . | lfn_ssh "$B" "${c[@]}" lfnpeer "mkdir -p $T/dst && tar -C $T/dst -xf -"; }
 tar_down() { lfn_ssh "$B" "${c[@]}" lfnpeer "tar -C $T/src -cf - ." | tar -C "$T/back" -xf -; }
+# older DIR: the older tree an upload goes over (OVER=BYTES) in DIR, or
+# none; scp -r SRC into an existing $T/dst writes $T/dst/src
+older() {
+	rm -rf "$T/dst"
+	[ -n "${OVER:-}" ] || return 0
+	mkdir -p "$1"
+	for i in $(seq 1 "$n"); do head -c "$OVER" /dev/urandom > "$1/f$i"; done
+}
+up=$T/dst${OVER:+/src}
 for run in 1 2; do
 	for tree in "$A" "$B"; do
-		rm -rf "$T/dst" "$T/back"
+		rm -rf "$T/back"; older "$up"
 		u=$(secs lfn_scp "$tree" "${c[@]}" -q -r "$T/src" "lfnpeer:$T/dst")
 		d=$(secs lfn_scp "$tree" "${c[@]}" -q -r "lfnpeer:$T/src" "$T/back")
 		ok=intact
-		diff -r "$T/src" "$T/dst" > /dev/null && diff -r "$T/src" "$T/back" > /dev/null || ok=CORRUPTED
-		printf 'rtt %s ms, %s x %s bytes, client %s: scp -r up %s s, down %s s (%s)\n' \
-		    "$rtt" "$n" "$bytes" "$tree" "$u" "$d" "$ok"
+		diff -r "$T/src" "$up" > /dev/null && diff -r "$T/src" "$T/back" > /dev/null || ok=CORRUPTED
+		printf 'rtt %s ms, %s x %s bytes%s, client %s: scp -r up %s s, down %s s (%s)\n' \
+		    "$rtt" "$n" "$bytes" "${OVER:+ over $OVER}" "$tree" "$u" "$d" "$ok"
 	done
 	# the same bytes through one stream: tar over ssh (B's client)
-	rm -rf "$T/dst" "$T/back"; mkdir -p "$T/back"
+	rm -rf "$T/back"; mkdir -p "$T/back"; older "$T/dst"
 	u=$(secs tar_up) d=$(secs tar_down)
 	ok=intact
 	diff -r "$T/src" "$T/dst" > /dev/null && diff -r "$T/src" "$T/back" > /dev/null || ok=CORRUPTED
