@@ -762,8 +762,8 @@ def render(rows, machine, args, links, senders, policies):
     table(L, ["MB/s", "CPU s/GB", "win"], cells)
     L.append("")
     L.append("Ceilings per link: the link's rate, and one window per round trip "
-             "(2 MiB / RTT, 16 MiB / RTT; towards a sender that is not openssh-lfn the "
-             "receiver grows a window to at most 15 MiB, ssh_config.5 MaxChannelWindow):\n")
+             "(2 MiB / RTT, 16 MiB / RTT; 15 MiB / RTT is what 0215, withdrawn on "
+             "2026-12-06, held a sender that is not openssh-lfn to):\n")
     for l in links:
         L.append("- %s: link %s MB/s, 2 MiB/RTT %s MB/s, 15 MiB/RTT %s MB/s, 16 MiB/RTT %s MB/s" % (
             l.spec, fmt(parse_rate(l.rate) / 8e6), fmt(2 * MIB / (l.rtt / 1e3) / 1e6),

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # window-bdp: a receive window follows the path's bandwidth-delay product
-# and does not overshoot it (patch 0230; the peer is recognised as
-# openssh-lfn by 0901, else it is held at 15 MiB).  On emulated links of
-# 1 Gbit/s x 200 ms (BDP 25 MB) and 1 Gbit/s x 50 ms (6.25 MB), an upload
+# and does not overshoot it (patch 0230, whoever the sender is).  On
+# emulated links of 1 Gbit/s x 200 ms (BDP 25 MB) and 1 Gbit/s x 50 ms
+# (6.25 MB), an upload
 # (sshd receives) and a download (the client receives) of 256 MiB: the
 # largest window the receiver grants must be
 #   - at most H x the BDP it measured and logged ("receive window A -> W
