@@ -7,8 +7,8 @@
 # 2 runs each, contents checked.  A=tree B=tree (environment) compare
 # other builds' clients.  OVER=BYTES: each upload goes over an older tree
 # of the same names, OVER random bytes each (what a copy made again
-# meets: scp writes such files in place).  Needs root (network
-# namespaces).
+# meets: scp writes such files in place).  TOOL=sftp: sftp put -R and
+# get -R instead of scp -r.  Needs root (network namespaces).
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 . regress-bench/lib/sshenv.sh
@@ -36,15 +36,29 @@ older() {
 	for i in $(seq 1 "$n"); do head -c "$OVER" /dev/urandom > "$1/f$i"; done
 }
 up=$T/dst${OVER:+/src}
+TOOL=${TOOL:-scp}
+# copy TREE SRC DST: scp -r, or sftp's put -R / get -R (TOOL=sftp)
+copy() {
+	local tree=$1 src=$2 dst=$3
+	if [ "$TOOL" = sftp ]; then
+		case $src in
+		lfnpeer:*) lfn_sftp "$tree" "${c[@]}" -q -b - lfnpeer <<< "get -R ${src#lfnpeer:} $dst" ;;
+		*) lfn_sftp "$tree" "${c[@]}" -q -b - lfnpeer <<< "put -R $src ${dst#lfnpeer:}" ;;
+		esac
+	else
+		lfn_scp "$tree" "${c[@]}" -q -r "$src" "$dst"
+	fi
+}
 for run in 1 2; do
 	for tree in "$A" "$B"; do
 		rm -rf "$T/back"; older "$up"
-		u=$(secs lfn_scp "$tree" "${c[@]}" -q -r "$T/src" "lfnpeer:$T/dst")
-		d=$(secs lfn_scp "$tree" "${c[@]}" -q -r "lfnpeer:$T/src" "$T/back")
+		u=$(secs copy "$tree" "$T/src" "lfnpeer:$T/dst")
+		d=$(secs copy "$tree" "lfnpeer:$T/src" "$T/back")
 		ok=intact
 		diff -r "$T/src" "$up" > /dev/null && diff -r "$T/src" "$T/back" > /dev/null || ok=CORRUPTED
-		printf 'rtt %s ms, %s x %s bytes%s, client %s: scp -r up %s s, down %s s (%s)\n' \
-		    "$rtt" "$n" "$bytes" "${OVER:+ over $OVER}" "$tree" "$u" "$d" "$ok"
+		printf 'rtt %s ms, %s x %s bytes%s, client %s: %s up %s s, down %s s (%s)\n' \
+		    "$rtt" "$n" "$bytes" "${OVER:+ over $OVER}" "$tree" \
+		    "$([ "$TOOL" = sftp ] && echo "sftp -R" || echo "scp -r")" "$u" "$d" "$ok"
 	done
 	# the same bytes through one stream: tar over ssh (B's client)
 	rm -rf "$T/back"; mkdir -p "$T/back"; older "$T/dst"

@@ -274,8 +274,15 @@ stop_again() {
 		else
 			verbose "$name client: the copy ended (exit $rc) before it could be stopped: $(said "$l.$name" | head -n 2 | tr '\n' ' ')"
 		fi
-		[ -e "$d/out" ] && ! cmp -s -n "$(stat -c %s "$d/out")" "$BIG" "$d/out" &&
-			fail "$name client: the stopped copy left $(stat -c %s "$d/out") bytes in out that are not the source's"
+		# (stock's, written in place, may: a server with threads can
+		# carry out its writes out of order and leave a hole)
+		if [ -e "$d/out" ] && ! cmp -s -n "$(stat -c %s "$d/out")" "$BIG" "$d/out"; then
+			if [ "$name" = stock ]; then
+				verbose "stock client: the stopped copy left $(stat -c %s "$d/out") bytes in out that are not the source's"
+			else
+				fail "$name client: the stopped copy left $(stat -c %s "$d/out") bytes in out that are not the source's"
+			fi
+		fi
 		client "$tree" "$srv" scp "${x[@]}" "${args[@]}" < /dev/null > "$R/$l.$name.out" 2> "$R/$l.$name.err"
 		rc=$?
 		echo "$rc" > "$R/$l.$name.rc"

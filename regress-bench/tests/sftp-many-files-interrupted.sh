@@ -24,11 +24,13 @@
 # carries out the requests of different handles taking turns, as a server
 # with a thread per handle may) dies after a random number of requests.
 # scp writes an existing file in place, as stock's does, so a file can be
-# left with a new head over an old tail while its writes are out: at most
-# one such file may be left (stock's client, one file at a time, can
-# leave one); a file whose first write replaces all its old bytes goes at
-# once.  sftp opens with TRUNC: no file may be mixed.  Either may leave
-# files in flight cut short (a prefix of the source).
+# left with a new head over an old tail while its writes are out; sftp
+# empties it first, as stock's OPEN with TRUNC does, so it can be left cut
+# short (never mixed).  Either writes over one existing file at a time: at
+# most one file that was there may be left neither as it was nor whole
+# (stock's client, one file at a time, can leave one); a file whose one
+# write replaces all its old bytes goes at once.  New files in flight may
+# be left cut short (a prefix of the source).
 # ROUNDS (16) and UP_ROUNDS from SEED (printed; set it to replay).
 # Patches: 0268
 . "$(dirname "$0")/../lib/sshenv.sh"
@@ -118,10 +120,11 @@ for round in $(seq 1 "$ROUNDS"); do
 	esac
 done
 
-# check_up WHEN MAX: an upload stopped: each file old, whole, or cut
-# short; at most MAX with a new head over an old tail; none lost
+# check_up WHEN MAX: an upload stopped: each file old, whole, or (a new
+# one) cut short; at most one that was there is neither, at most MAX with
+# a new head over an old tail; none lost
 check_up() {
-	local f rel s mixed=0 lost=0
+	local f rel s mixed=0 hurt=0 lost=0
 	while read -r f; do
 		rel=${f#"$T/src/"}
 		if [ ! -e "$T/dst/$rel" ]; then
@@ -133,11 +136,17 @@ check_up() {
 		cmp -s "$T/dst/$rel" "$f" && continue
 		[ -e "$T/old/$rel" ] && cmp -s "$T/dst/$rel" "$T/old/$rel" && continue
 		s=$(stat -c %s "$T/dst/$rel")
-		[ "$s" -le "$(stat -c %s "$f")" ] && cmp -s -n "$s" "$T/dst/$rel" "$f" && continue
-		mixed=$((mixed + 1))
-		verbose "$1: $rel: a new head over an old tail ($s bytes)"
+		if [ "$s" -le "$(stat -c %s "$f")" ] && cmp -s -n "$s" "$T/dst/$rel" "$f"; then
+			[ -e "$T/old/$rel" ] || continue
+			verbose "$1: $rel: was there, left cut short ($s bytes)"
+		else
+			mixed=$((mixed + 1))
+			verbose "$1: $rel: a new head over an old tail ($s bytes)"
+		fi
+		hurt=$((hurt + 1))
 	done < <(find "$T/src" -type f)
 	[ $mixed -le "$2" ] || fail "$1: $mixed files with a new head over an old tail (at most $2)"
+	[ $hurt -le 1 ] || fail "$1: $hurt files that were there left neither as they were nor whole (at most 1, as stock's client)"
 }
 
 for round in $(seq 1 "$UP_ROUNDS"); do
