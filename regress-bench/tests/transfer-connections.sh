@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # transfer-connections: scp and sftp carry one transfer over several SSH
 # connections (0260: `-X connections=N`, ssh_config TransferConnections).
-# Patches: 0260 0261 0263 0264 0268
+# Patches: 0260 0261 0263 0264 0268 0273
 # A file of at least 16 MiB is split into 1 MiB chunks that the connections
 # (at most one per 8 MiB) take as they go, written at their offsets; the
 # chunk that ends the file goes first (0263); smaller files use one
