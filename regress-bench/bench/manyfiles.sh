@@ -36,7 +36,8 @@ older() {
 	for i in $(seq 1 "$n"); do head -c "$OVER" /dev/urandom > "$1/f$i"; done
 }
 up=$T/dst${OVER:+/src}
-TOOL=${TOOL:-scp}
+TOOL=${TOOL:-scp} what="scp -r"
+[ "$TOOL" = sftp ] && what="sftp -R"
 # copy TREE SRC DST: scp -r, or sftp's put -R / get -R (TOOL=sftp)
 copy() {
 	local tree=$1 src=$2 dst=$3
@@ -57,8 +58,7 @@ for run in 1 2; do
 		ok=intact
 		diff -r "$T/src" "$up" > /dev/null && diff -r "$T/src" "$T/back" > /dev/null || ok=CORRUPTED
 		printf 'rtt %s ms, %s x %s bytes%s, client %s: %s up %s s, down %s s (%s)\n' \
-		    "$rtt" "$n" "$bytes" "${OVER:+ over $OVER}" "$tree" \
-		    "$([ "$TOOL" = sftp ] && echo "sftp -R" || echo "scp -r")" "$u" "$d" "$ok"
+		    "$rtt" "$n" "$bytes" "${OVER:+ over $OVER}" "$tree" "$what" "$u" "$d" "$ok"
 	done
 	# the same bytes through one stream: tar over ssh (B's client)
 	rm -rf "$T/back"; mkdir -p "$T/back"; older "$T/dst"

@@ -234,7 +234,7 @@ judge() {
 # SIGTERM once its part (stock: the destination, written in place) appears,
 # then the same copy again, judged as the others (results as run's)
 stop_again() {
-	local l=$1 srv=$2 dir=$3 cl name tree d pid rc stopped watch left kids k
+	local l=$1 srv=$2 dir=$3 cl name tree d pid rc stopped watch left kids k bad
 	local -a args x
 	for cl in $CLIENTS; do
 		name=${cl%%:*} tree=${cl#*:}
@@ -277,11 +277,8 @@ stop_again() {
 		# (stock's, written in place, may: a server with threads can
 		# carry out its writes out of order and leave a hole)
 		if [ -e "$d/out" ] && ! cmp -s -n "$(stat -c %s "$d/out")" "$BIG" "$d/out"; then
-			if [ "$name" = stock ]; then
-				verbose "stock client: the stopped copy left $(stat -c %s "$d/out") bytes in out that are not the source's"
-			else
-				fail "$name client: the stopped copy left $(stat -c %s "$d/out") bytes in out that are not the source's"
-			fi
+			bad="$name client: the stopped copy left $(stat -c %s "$d/out") bytes in out that are not the source's"
+			if [ "$name" = stock ]; then verbose "$bad"; else fail "$bad"; fi
 		fi
 		client "$tree" "$srv" scp "${x[@]}" "${args[@]}" < /dev/null > "$R/$l.$name.out" 2> "$R/$l.$name.err"
 		rc=$?
