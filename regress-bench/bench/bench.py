@@ -441,10 +441,10 @@ def client_cmd(env, tree, link, tool, cipher, comp, src, dst):
     stdin = subprocess.DEVNULL
     tool, conns = tool_conns(tool)
     if conns > 1:
-        # one transfer over N connections (lfn's scp/sftp, patch 0260)
+        # one transfer over N connections (lfn's scp/sftp, patch 0273)
         opts = ["-X", "connections=%d" % conns] + opts
     # scp/sftp write /dev/null, except in a run that compares connection
-    # counts: 0260 splits a file only into a regular file, so there every
+    # counts: 0273 splits a file only into a regular file, so there every
     # scp/sftp point (N = 1 too) writes one, removed after each run
     out = file_dst(env) or "/dev/null"
     if tool == "ssh-up":
@@ -1312,7 +1312,7 @@ def fail_hint(tool, err):
     """A -xN point on a tree whose scp/sftp do not know -X connections=N."""
     if tool_conns(tool)[1] > 1 and \
             re.search(r"(?i)(invalid|unknown|unsupported)[^\n]*-X|-X[^\n]*(invalid|unknown|unsupported)", err):
-        return " [this tree's scp/sftp have no -X connections=N (patch 0260)]"
+        return " [this tree's scp/sftp have no -X connections=N (patch 0273)]"
     return ""
 
 

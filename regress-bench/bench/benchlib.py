@@ -7,7 +7,7 @@ import re
 TOOLS = ["ssh-up", "ssh-down", "scp-up", "scp-down", "scp-O-up",
          "sftp-put", "sftp-get", "rsync-up"]
 # one transfer over N connections: TOOL-xN runs TOOL with -X connections=N
-# (scp/sftp of the lfn tree, patch 0260; stock has no such option); TOOL-x1
+# (scp/sftp of the lfn tree, patch 0273; stock has no such option); TOOL-x1
 # is TOOL itself, and a literal "-xN" takes N from --connections
 MULTI_TOOLS = ["scp-up", "scp-down", "sftp-put", "sftp-get"]
 

@@ -1,9 +1,9 @@
 /*
- * sftp_client_fuzz: sftp-client.c (patches 0206, 0207-0212) against a fuzzed
+ * sftp_client_fuzz: sftp-client.c (patches 0206, 0207-0212, 0271) against a fuzzed
  * SFTP server.  README.md describes the input format.
  *
  * sftp-client.c is compiled into the harness with its connection I/O
- * (atomicio6, atomiciov6, poll on the connection) redirected to an
+ * (atomicio6, atomiciov6, the reply engine's poll) redirected to an
  * in-process server: it parses every request the client sends and answers
  * from a model (a download source of the fuzzer's size, an upload target),
  * in the order and with the twists the fuzz input picks for each reply:
@@ -18,7 +18,11 @@
  *  - so does a failed close at an upload's end;
  *  - FUZZ_STRICT=1: so does a failed truncating (size) fsetstat at an
  *    upload's end that leaves the server's file at the wrong length
- *    (a known finding, patch 0209; a new file written whole is fine).
+ *    (a known finding, patch 0210, was 0209; a new file written whole is fine);
+ *  - the reply engine runs a completion at most once, and only one it
+ *    entered; when sftp_free() frees a connection, each of its
+ *    completions has run exactly once and its request table and held
+ *    queue are empty (fuzz_req_*(), fuzz_conn_freed()).
  */
 #include "fuzz_common.h"
 
@@ -42,6 +46,38 @@ size_t fuzz_atomiciov6(ssize_t (*)(int, const struct iovec *, int), int,
     const struct iovec *, int, int (*)(void *, size_t), void *);
 int fuzz_poll(struct pollfd *, unsigned long, int);
 
+/*
+ * The reply engine's bookkeeping, seen from outside (sftp-client.c is not
+ * changed for the harness): a completion entered in a connection's table
+ * (TAILQ_INSERT_TAIL of a struct sftp_req, in req_add()), one run
+ * (req_run()'s call done(conn, id, type, msg, ctx)), and a connection
+ * freed (sftp_free()'s freezero()).  Checked in fuzz_req_*() below.
+ */
+#include "includes.h"
+#include <sys/queue.h>
+struct sftp_req;
+struct sftp_conn;
+static void fuzz_req_added(void *, const struct sftp_req *);
+static void fuzz_nothing(void *, const void *);
+static void fuzz_conn_freed(struct sftp_conn *);
+static void fuzz_conn_nothing(const void *);
+struct sshbuf;
+static void fuzz_req_ran(void (*)(struct sftp_conn *, u_int, u_char,
+    struct sshbuf *, void *), struct sftp_conn *, u_int, u_char,
+    struct sshbuf *, void *);
+#undef TAILQ_INSERT_TAIL
+#define TAILQ_INSERT_TAIL(head, elm, field) do { \
+	(elm)->field.tqe_next = NULL; \
+	(elm)->field.tqe_prev = (head)->tqh_last; \
+	*(head)->tqh_last = (elm); \
+	(head)->tqh_last = &(elm)->field.tqe_next; \
+	_Generic((elm), struct sftp_req *: fuzz_req_added, \
+	    default: fuzz_nothing)((void *)(head), (elm)); \
+} while (0)
+#define done(c, i, t, m, x) fuzz_req_ran(done, c, i, t, m, x)
+#define freezero(p, n) (_Generic((p), struct sftp_conn *: fuzz_conn_freed, \
+	default: fuzz_conn_nothing)(p), freezero(p, n))
+
 #define atomicio6 fuzz_atomicio6
 #define atomiciov6 fuzz_atomiciov6
 #define poll(a, b, c) fuzz_poll(a, b, c)
@@ -49,6 +85,8 @@ int fuzz_poll(struct pollfd *, unsigned long, int);
 #undef poll
 #undef atomicio6
 #undef atomiciov6
+#undef done
+#undef freezero
 
 #include <poll.h>
 
@@ -300,7 +338,7 @@ srv_generate(void)
 	struct sshbuf *m;
 	struct req r;
 	const u_char *d;
-	size_t i, n;
+	size_t i, n, at;
 	uint64_t size, len;
 	u_char dir, code;
 	int f;
@@ -308,6 +346,7 @@ srv_generate(void)
 	if (srv.npend == 0 || srv.budget == 0)
 		return 0;	/* (budget 0: the server went away) */
 	srv.budget--;
+	at = srv.in.off;
 	dir = fin_more(&srv.in) ? fin_u8(&srv.in) : 0;
 	i = 0;
 	if ((dir & 7) == 1) {
@@ -326,8 +365,8 @@ srv_generate(void)
 	if ((m = sshbuf_new()) == NULL)
 		abort();
 	f = r.file;
-	debug3("fuzz: reply %u: to type %u id %u, directive 0x%02x",
-	    srv.nreply++, r.type, r.id, dir);
+	debug3("fuzz: reply %u: to type %u id %u, directive 0x%02x "
+	    "(input byte %zu)", srv.nreply++, r.type, r.id, dir, at);
 
 	if (r.type == SSH2_FXP_INIT) {
 		if (sshbuf_put_u8(m, SSH2_FXP_VERSION) != 0 ||
@@ -549,77 +588,163 @@ fuzz_atomicio6(ssize_t (*f)(int, void *, size_t), int fd, void *s, size_t n,
 	return have;
 }
 
+/*
+ * The connection's poll(): sftp-client.c's reply engine (conn_poll()) and
+ * handle_dest_replies(); nothing else polls the connection.
+ *  - POLLIN|POLLOUT, waiting (a request sent while completions are out):
+ *    while the server has requests to answer, an input byte says whether
+ *    it answers first (bit 0: a reply, generated now if none is waiting,
+ *    is readable and the request cannot go yet; the engine reads it into
+ *    its held queue and polls again) or the request goes;
+ *  - POLLIN, waiting (sftp_pump() blocking): the server answers, or, with
+ *    nothing left to answer, has gone (the read reports it); no input;
+ *  - POLLIN, not waiting: readable when a reply is waiting; no input.
+ */
 int
 fuzz_poll(struct pollfd *pfd, unsigned long n, int timeout)
 {
 	unsigned long i;
-	int ready = 0;
+	size_t at;
+	int in = -1, out = -1, ready = 0, first;
 
 	for (i = 0; i < n; i++) {
-		FUZZ_INVARIANT(pfd[i].fd == FAKE_IN, "poll on fd %d", pfd[i].fd);
 		pfd[i].revents = 0;
-		/* a reply has arrived, or the server answers one now */
-		if (sshbuf_len(srv.to) == 0 && srv.npend > 0 &&
-		    (fin_u8(&srv.in) & 1))
+		if (pfd[i].fd == FAKE_IN && pfd[i].events == POLLIN)
+			in = i;
+		else if (pfd[i].fd == FAKE_OUT && pfd[i].events == POLLOUT)
+			out = i;
+		else
+			FUZZ_INVARIANT(0, "poll on fd %d (events %d)",
+			    pfd[i].fd, pfd[i].events);
+	}
+	if (out != -1) {
+		FUZZ_INVARIANT(in != -1 && timeout == -1, "poll for a write "
+		    "without reading (fds %lu, timeout %d)", n, timeout);
+		at = srv.in.off;
+		first = srv.npend > 0 && (fin_u8(&srv.in) & 1);
+		debug3("fuzz: send poll: %s (input byte %zu)", srv.npend == 0 ?
+		    "nothing to answer, the request goes" : first ?
+		    "the server answers first" : "the request goes", at);
+		if (first && sshbuf_len(srv.to) == 0)
 			srv_generate();
-		if (sshbuf_len(srv.to) > 0) {
-			pfd[i].revents = POLLIN;
+		if (first || sshbuf_len(srv.to) > 0) {
+			pfd[in].revents = POLLIN;	/* (or the EOF) */
 			ready++;
 		}
+		if (!first) {
+			pfd[out].revents = POLLOUT;
+			ready++;
+		}
+		return ready;
+	}
+	if (in == -1)
+		return 0;
+	if (timeout != 0 && sshbuf_len(srv.to) == 0)
+		(void)srv_generate();
+	if (timeout != 0 || sshbuf_len(srv.to) > 0) {
+		pfd[in].revents = POLLIN;	/* (or the EOF) */
+		ready++;
 	}
 	return ready;
 }
 
 /*
- * poll() of the objects linked beside (sftp-many.c waits until a request
- * can be written, reading the replies that come meanwhile): the harness
- * is linked with --wrap=poll.  The connection is writable unless the
- * fuzz input says the server answers first (while it has requests to
- * answer), so replies get read while the client sends.
+ * The engine's invariants (doc/sftp-client-engine.md, 2.2): a completion
+ * runs at most once, and only one entered in the table; when sftp_free()
+ * frees a connection, each of its completions has run exactly once and
+ * the table and the held queue are empty.  On the engine's fatal() paths
+ * its LOST pass runs them; on any other fatal() the harness's sftp_free()
+ * does.  The hooks are macros around the include above.
  */
-int __real_poll(struct pollfd *, nfds_t, int);
-int __wrap_poll(struct pollfd *, nfds_t, int);
+struct fuzz_reg {
+	struct sftp_conn *conn;
+	u_int id;
+	int ran;
+};
+static struct fuzz_reg *fuzz_regs;
+static size_t fuzz_nregs, fuzz_aregs, fuzz_regs_open;
 
-int
-__wrap_poll(struct pollfd *pfd, nfds_t n, int timeout)
+static void
+fuzz_regs_reset(void)
 {
-	nfds_t i;
-	int ready = 0, later;
+	fuzz_nregs = fuzz_regs_open = 0;
+}
 
-	for (i = 0; i < n; i++) {
-		if (pfd[i].fd != FAKE_IN && pfd[i].fd != FAKE_OUT)
-			return __real_poll(pfd, n, timeout);
+static void
+fuzz_nothing(void *head, const void *elm)
+{
+}
+
+static void
+fuzz_conn_nothing(const void *p)
+{
+}
+
+static void
+fuzz_req_added(void *head, const struct sftp_req *e)
+{
+	struct sftp_conn *conn = (struct sftp_conn *)((char *)head -
+	    offsetof(struct sftp_conn, reqs));
+
+	if (e->done == NULL)
+		return;		/* a synchronous caller's */
+	if (fuzz_nregs == fuzz_aregs) {
+		fuzz_aregs = fuzz_aregs ? 2 * fuzz_aregs : 1024;
+		if ((fuzz_regs = realloc(fuzz_regs,
+		    fuzz_aregs * sizeof(*fuzz_regs))) == NULL)
+			abort();
 	}
-	later = srv.npend > 0 && (fin_u8(&srv.in) & 2);
-	for (i = 0; i < n; i++) {
-		pfd[i].revents = 0;
-		if (pfd[i].fd == FAKE_OUT && (pfd[i].events & POLLOUT)) {
-			if (!later) {
-				pfd[i].revents = POLLOUT;
-				ready++;
-			}
+	fuzz_regs[fuzz_nregs].conn = conn;
+	fuzz_regs[fuzz_nregs].id = e->id;
+	fuzz_regs[fuzz_nregs++].ran = 0;
+}
+
+static void
+fuzz_req_ran(sftp_done_fn *fn, struct sftp_conn *conn, u_int id,
+    u_char type, struct sshbuf *msg, void *ctx)
+{
+	size_t i;
+
+	/* mostly in order: from the first one that has not run */
+	while (fuzz_regs_open < fuzz_nregs && fuzz_regs[fuzz_regs_open].ran)
+		fuzz_regs_open++;
+	for (i = fuzz_regs_open; i < fuzz_nregs; i++) {
+		if (fuzz_regs[i].conn == conn && fuzz_regs[i].id == id &&
+		    !fuzz_regs[i].ran)
+			break;
+	}
+	FUZZ_INVARIANT(i < fuzz_nregs, "completion of request %u run "
+	    "again, or never entered (type %u)", id, type);
+	FUZZ_INVARIANT((type == SFTP_REPLY_LOST) == (msg == NULL),
+	    "completion of request %u: type %u, msg %p", id, type, msg);
+	fuzz_regs[i].ran = 1;
+	fn(conn, id, type, msg, ctx);
+}
+
+static void
+fuzz_conn_freed(struct sftp_conn *conn)
+{
+	size_t i, j, n;
+
+	FUZZ_INVARIANT(TAILQ_EMPTY(&conn->reqs) && conn->nreqs == 0 &&
+	    conn->ndone == 0 && conn->allow == 0, "sftp_free(): %u requests "
+	    "(%u with completions) left in the table", conn->nreqs,
+	    conn->ndone);
+	FUZZ_INVARIANT(TAILQ_EMPTY(&conn->held) && conn->nheld == 0 &&
+	    conn->held_bytes == 0, "sftp_free(): %u replies (%zu bytes) "
+	    "left held", conn->nheld, conn->held_bytes);
+	for (i = j = n = 0; i < fuzz_nregs; i++) {
+		if (fuzz_regs[i].conn != conn) {
+			fuzz_regs[j++] = fuzz_regs[i];
 			continue;
 		}
-		if (!(pfd[i].events & POLLIN))
-			continue;
-		if (sshbuf_len(srv.to) == 0 && srv.npend > 0 &&
-		    (later || (fin_u8(&srv.in) & 1)))
-			srv_generate();
-		if (sshbuf_len(srv.to) > 0) {
-			pfd[i].revents = POLLIN;
-			ready++;
-		}
+		FUZZ_INVARIANT(fuzz_regs[i].ran, "sftp_free(): the completion "
+		    "of request %u never ran", fuzz_regs[i].id);
+		n++;
 	}
-	/* nothing to read and nothing left to answer: the write goes */
-	if (ready == 0) {
-		for (i = 0; i < n; i++) {
-			if (pfd[i].fd == FAKE_OUT) {
-				pfd[i].revents = POLLOUT;
-				ready++;
-			}
-		}
-	}
-	return ready;
+	debug3("fuzz: sftp_free(): %zu completions, each run once", n);
+	fuzz_nregs = j;
+	fuzz_regs_open = 0;
 }
 
 static char dir_path[64], dl_path[80], ul_path[80];
@@ -661,7 +786,8 @@ rm_tree(const char *path)
 /*
  * The local tree dir mode uploads: files of 0 bytes to 40 KiB, a
  * subdirectory, symlinks to a file and to the subdirectory, a FIFO (never
- * to be opened); upbig adds a file too large for sftp-many.c (4 MiB + 1)
+ * to be opened); upbig adds one that sftp-pipeline.c leaves to
+ * sftp_upload() (4 MiB + 1)
  */
 static void
 local_tree(const char *top, int big)
@@ -799,15 +925,15 @@ write_local(const char *path, uint64_t size, int random)
 
 /*
  * Dir mode (op 7): sftp_download_dir() and sftp_upload_dir(), whose small
- * files go through sftp-many.c (0268).  The server is a small filesystem:
- * nodes with absolute paths (directories, files with their content,
- * symlinks to another node, a FIFO) and a handle table.  Honest, it answers
- * as sftp-server would, with one twist a real server has too: a file's
- * size in its directory listing may differ from what its reads return (it
- * changed in between; the input says how).  Dishonest (d&7 == 4), it lists
- * what the input says (names, types, sizes, a count that lies), gives a
- * handle the input makes up, or canonicalizes a path to a name the input
- * picks.
+ * files go through sftp-pipeline.c (0271).  The server is a small
+ * filesystem: nodes with absolute paths (directories, files with their
+ * content, symlinks to another node, a FIFO) and a handle table.  Honest,
+ * it answers as sftp-server would, with one twist a real server has too:
+ * a file's size in its directory listing may differ from what its reads
+ * return (it changed in between; the input says how).  Dishonest (d&7 ==
+ * 4), it lists what the input says (names, types, sizes, a count that
+ * lies), gives a handle the input makes up, or canonicalizes a path to a
+ * name the input picks.
  */
 #define T_DIR	1
 #define T_REG	2
@@ -1374,7 +1500,7 @@ tree_setup_download(void)
 		switch (t->lie = lie & 7) {
 		case 1: t->lie_size = size + 1 + fin_u16(&srv.in); break;
 		case 2: t->lie_size = size - MINIMUM(size, 1 + fin_u16(&srv.in)); break;
-		case 3: t->lie_size = 4 * 1024 * 1024 + 1; break; /* not many's */
+		case 3: t->lie_size = 4 * 1024 * 1024 + 1; break; /* not pipelined */
 		case 4: break;				/* no size */
 		case 5: t->lie_size = 0; break;
 		default: t->lie = 0; break;
@@ -1542,6 +1668,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	unlink(dl_path);
 	rm_tree(dd_path);
 	fds_scan(fds_before);
+	fuzz_regs_reset();	/* (a connection fatal() left unreturned) */
 
 	if (setjmp(fuzz_jmp) != 0)
 		goto done;	/* fatal(): sftp would exit */
@@ -1551,7 +1678,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		goto done;
 	switch (op & 7) {
 	case 0:		/* sftp get / scp download */
-	case 2:		/* ... after the lookup's lstat (0211) */
+	case 2:		/* ... after the lookup's lstat (0210, was 0211) */
 	case 3:		/* ... after a stat, with -p */
 		if ((op & 7) == 2 &&
 		    sftp_lstat(conn, SRC_PATH, 1, &a) != 0)
@@ -1582,7 +1709,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			    "upload succeeded after a failed write");
 			FUZZ_INVARIANT(!srv.close_failed,
 			    "upload succeeded after a failed close");
-			/* 0209: harmless when the file has its length */
+			/* 0210 (was 0209): harmless when the file has its length */
 			FUZZ_INVARIANT(!fuzz_strict() || !srv.setstat_failed ||
 			    sshbuf_len(srv.up) == usize,
 			    "upload succeeded after its truncating fsetstat "
@@ -1601,7 +1728,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			}
 		}
 		break;
-	case 7:		/* get -R, put -R, scp -r: sftp-many.c */
+	case 7:		/* get -R, put -R, scp -r: sftp-pipeline.c */
 		if (df & 1)
 			ret = sftp_upload_dir(conn, up, TREE_UL, (df >> 1) & 1,
 			    0, (df >> 3) & 1, (op >> 4) & 1, (df >> 2) & 1,

@@ -9,18 +9,23 @@ download or a server that reads short would:
   short     the DATA reply to a read that ends exactly at a file's reported
             size (a client's exact last block) carries half its bytes
   huge      every ATTRS size is 2^64 - 1 (a broken or hostile server)
+  swap      the replies to check-file (SSH2_FXP_EXTENDED_REPLY) go out in
+            pairs, the second one first: a server that hashes requests
+            side by side; one with none after it within 0.5 s goes alone
 
 (sftp-download-end.sh; huge: transfer-connections.sh, the split
-transfer's size checks).  The client sends every READ itself, where the
+transfer's size checks; swap: transfer-resume-verify.sh).  The client sends every READ itself, where the
 shaper sees it."""
 import os
+import select
 import struct
 import subprocess
 import sys
 import threading
 
 mode = sys.argv[1]
-p = subprocess.Popen(sys.argv[2:], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+p = subprocess.Popen(sys.argv[2:], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                     bufsize=0)
 sizes = set()            # sizes reported in ATTRS replies
 reads = {}               # READ id -> offset + length
 lock = threading.Lock()
@@ -63,8 +68,13 @@ def pump_in():
 
 threading.Thread(target=pump_in, daemon=True).start()
 out, src = sys.stdout.buffer, p.stdout
+held = None              # swap: a check-file reply waiting for the next
 try:
     while True:
+        if held is not None and not select.select([src], [], [], 0.5)[0]:
+            out.write(held)
+            out.flush()
+            held = None
         h = read_from(src.read, 4)
         if h is None:
             break
@@ -90,7 +100,13 @@ try:
             n = struct.unpack(">I", m[5:9])[0]
             if hit and n > 1:
                 m = m[:5] + struct.pack(">I", n // 2) + m[9:9 + n // 2]
+        if mode == "swap" and m[0] == 201 and held is None:
+            held = struct.pack(">I", len(m)) + m
+            continue
         out.write(struct.pack(">I", len(m)) + m)
+        if held is not None:
+            out.write(held)
+            held = None
         out.flush()
 except OSError:
     pass

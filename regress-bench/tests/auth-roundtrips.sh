@@ -16,9 +16,10 @@
 # `ssh true` must take at most 6 round trips (the old series: 11) and `scp`
 # of a small file 11 (old: 16), against openssh-lfn and stock 10.5p1 servers;
 # scp's 11 needs 0240 too (the first lookup with the SFTP init).
-# (Old numbers: 0240 and 0243 are now in 0207, 0209, 0241 and 0245 in
-# 0208, 0211 and 0246 in 0210, folded 2026-11-28: doc/windows.md.)
-# Patches: 0103 0207 0213 0214 0216
+# (Old numbers: 0240 and 0243 are now in 0208, 0209, 0241 and 0245 in
+# 0210, as are 0211 and 0246; folded 2026-11-28, renumbered 2026-12-07:
+# doc/patches.md#old-numbers.)
+# Patches: 0103 0208 0213 0214 0216
 . "$(dirname "$0")/../lib/sshenv.sh"
 [ -x "$STOCK_TREE/sshd" ] || { echo "stock build missing: skipped"; exit 77; }
 command -v tcpdump > /dev/null || { echo "FATAL: tcpdump missing (./install-deps installs it)"; exit 1; }

@@ -9,10 +9,10 @@
 # the connections used), N-stream raw TCP (--tcp-streams) and one transfer
 # over N connections (TOOL-xN, --connections: lfn only; the -X connections=N
 # path runs through a wrapper that drops the option, so it works before and
-# after patch 0260; the real tree fails such a point with a clear message
-# until 0260 is there).  machine.json must tell the builds apart by ssh -V
+# after patch 0273; the real tree fails such a point with a clear message
+# until 0273 is there).  machine.json must tell the builds apart by ssh -V
 # (0901).  clients.py (foreign clients) runs two clients both ways.  The emulated-link part needs root and a TUN.
-# Patches: 0260 0901
+# Patches: 0273 0901
 . "$(dirname "$0")/../lib/sshenv.sh"
 trap lfn_cleanup EXIT
 lfn_env_init bench-smoke
@@ -88,9 +88,9 @@ grep -q '\] loopback ssh-up default lfn: run 1/1' "$T/run.out" || fail "no progr
 grep -q 'ETA' "$T/run.out" || fail "progress line without ETA"
 grep -q "stock's scp/sftp have no -X connections=N: its scp-up-x2 points are skipped" "$T/run.out" ||
 	fail "no note that stock skips scp-up-x2"
-# the lfn tree's scp before patch 0260: the point fails, saying why
+# the lfn tree's scp before patch 0273: the point fails, saying why
 if grep -q 'loopback scp-up-x2 default lfn: failed' "$T/run.out"; then
-	grep -q 'missing: loopback scp-up-x2 default lfn: failed: .*Invalid -X option.*no -X connections=N (patch 0260)' \
+	grep -q 'missing: loopback scp-up-x2 default lfn: failed: .*Invalid -X option.*no -X connections=N (patch 0273)' \
 		"$T/run.out" || fail "scp-up-x2 failed without a clear message: $(grep x2 "$T/run.out")"
 fi
 
@@ -169,7 +169,7 @@ fi
 
 tid "bench: one transfer over N connections (scp/sftp -X connections=N), N TCP streams"
 # a copy of the lfn tree whose scp and sftp drop "-X connections=N" (and
-# note it): the bench's side works whether or not patch 0260 is there
+# note it): the bench's side works whether or not patch 0273 is there
 fake="$T/fake-lfn"
 mkdir -p "$fake"
 for f in "$LFN_TREE"/* "$LFN_TREE"/.openssh-lfn-series; do

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # sftp-child-limits: the programs scp and sftp start get the user's
-# descriptor limit.  Files in flight (0268) raise scp's and sftp's soft
+# descriptor limit.  Files in flight (0271) raise scp's and sftp's soft
 # RLIMIT_NOFILE toward the hard one; what a user would see go wrong is
 # that limit leaking into what they start next: the ssh that scp starts
 # for its next source, sftp's !command (before the fix both ran with the
@@ -12,7 +12,7 @@
 # raise must have happened (else the test proves nothing): the copies'
 # own limit, read from /proc while the first copy of a slow tree runs,
 # is above 256.
-# Patches: 0268
+# Patches: 0271
 . "$(dirname "$0")/../lib/sshenv.sh"
 trap 'lfn_cleanup' EXIT
 lfn_env_init sftp-child-limits

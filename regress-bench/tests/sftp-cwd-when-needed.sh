@@ -15,9 +15,10 @@
 # <error>" and "Need cwd" and exit 255 whatever the batch, and the lfn
 # client sent nothing but lookups (stat, lstat, realpath): no mkdir, open
 # or write reached the server.
-# (Old numbers: 0240 and 0243 are now in 0207, 0209, 0241 and 0245 in
-# 0208, 0211 and 0246 in 0210, folded 2026-11-28: doc/windows.md.)
-# Patches: 0207
+# (Old numbers: 0240 and 0243 are now in 0208, 0209, 0241 and 0245 in
+# 0210, as are 0211 and 0246; folded 2026-11-28, renumbered 2026-12-07:
+# doc/patches.md#old-numbers.)
+# Patches: 0208
 . "$(dirname "$0")/../lib/sshenv.sh"
 [ -x "$STOCK_TREE/sftp" ] || { echo "stock build missing: skipped"; exit 77; }
 ST=${STRUCT_TREE:-$LFN_TREE}

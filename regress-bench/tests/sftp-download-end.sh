@@ -9,8 +9,9 @@
 # reply to the exact last block is short (the rest is asked for on the
 # file opened again); every copy is compared byte for byte, with our
 # sftp-server and Debian's.
-# (Old numbers: 0240 and 0243 are now in 0207, 0209, 0241 and 0245 in
-# 0208, 0211 and 0246 in 0210, folded 2026-11-28: doc/windows.md.)
+# (Old numbers: 0240 and 0243 are now in 0208, 0209, 0241 and 0245 in
+# 0210, as are 0211 and 0246; folded 2026-11-28, renumbered 2026-12-07:
+# doc/patches.md#old-numbers.)
 # Patches: 0210
 . "$(dirname "$0")/../lib/sshenv.sh"
 SYS_SFTP_SERVER=/usr/lib/openssh/sftp-server

@@ -13,7 +13,7 @@
 # The last case goes through sshd (the logging server as its sftp
 # subsystem), where scp keeps -X connections' state; against real servers
 # the same downloads run in sftp-many-files.sh.
-# Patches: 0271
+# Patches: 0270 0271
 . "$(dirname "$0")/../lib/sshenv.sh"
 trap 'lfn_cleanup' EXIT
 lfn_env_init sftp-download-while-listing

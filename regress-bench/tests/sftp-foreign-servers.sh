@@ -55,7 +55,7 @@
 # DEST.lfn-part: Permission denied"), and DEST.lfn-part stayed; ProFTPD's
 # beyond-stock uploads failed as stock's.  About 90 s on loopback (2
 # cores; 2 min when loaded).
-# Patches: 0108 0260 0261 0268 0273
+# Patches: 0108 0271 0273
 . "$(dirname "$0")/../lib/sshenv.sh"
 . "$(dirname "$0")/../lib/foreign-sftp-servers.sh"
 trap 'lfn_cleanup' EXIT

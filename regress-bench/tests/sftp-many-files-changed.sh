@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # sftp-many-files-changed: files that changed between the listing and
-# their copy come down whole (0268, 0210).  What a user would see go
+# their copy come down whole (0271, 0210).  What a user would see go
 # wrong: a file that grew since the directory was listed cut at its old
 # size, one that shrank padded or failed, in scp -r or sftp get -R of a
 # tree being written to.
@@ -13,7 +13,7 @@
 # (sftp -D / scp -D), with the new client and stock's: each copy is the
 # tree as it is now, byte for byte, and exits 0.  Uploads of files that
 # change during the copy are not tried (their outcome depends on timing).
-# Patches: 0210 0268
+# Patches: 0210 0271
 . "$(dirname "$0")/../lib/sshenv.sh"
 trap 'lfn_cleanup' EXIT
 lfn_env_init sftp-many-files-changed

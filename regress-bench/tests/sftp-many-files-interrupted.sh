@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# sftp-many-files-interrupted: a download of many files in flight (0268)
+# sftp-many-files-interrupted: a download of many files in flight (0271)
 # that is stopped at any point leaves every destination file as it was
 # before, or whole: never a new head over an old tail, never cut short.
 # Each file in flight is written beside its destination (DEST.lfn-part)
@@ -32,7 +32,7 @@
 # write replaces all its old bytes goes at once.  New files in flight may
 # be left cut short (a prefix of the source).
 # ROUNDS (16) and UP_ROUNDS from SEED (printed; set it to replay).
-# Patches: 0268
+# Patches: 0271
 . "$(dirname "$0")/../lib/sshenv.sh"
 . "$(dirname "$0")/../lib/foreign-sftp-servers.sh"
 trap 'lfn_cleanup' EXIT

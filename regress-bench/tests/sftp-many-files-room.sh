@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # sftp-many-files-room: a tree of many more files than the files in flight
-# have room for (0268).  With a descriptor limit of 64, scp and sftp keep
+# have room for (0271).  With a descriptor limit of 64, scp and sftp keep
 # at most 16 files in flight (a quarter of it), so a tree of 300 files
 # fills the room over and over: new files wait for a file's close to be
 # answered, and an upload writes at most half of what the files in flight
@@ -11,7 +11,7 @@
 # together; scp -r and sftp put -R / get -R, the new client over sftp -D
 # (scp -D) with its sftp-server under the same limit; each copy identical
 # to its source, exit 0, within 120 s, and scp's log says the room was 16.
-# Patches: 0268
+# Patches: 0271
 . "$(dirname "$0")/../lib/sshenv.sh"
 trap 'lfn_cleanup' EXIT
 lfn_env_init sftp-many-files-room
@@ -37,7 +37,7 @@ run() {
 	[ "$rc" = 0 ] || fail "$what: exit $rc: $(grep -v 'debug' "$T/err" | tail -n 3)"
 }
 room() {	# room WHAT: the log says 16 files in flight at most
-	grep -q 'many_max_files: 16 files in flight at most' "$T/err" ||
+	grep -q 'pipe_max_files: 16 files in flight at most' "$T/err" ||
 		fail "$1: the room was not 16 files: $(grep -m1 'files in flight at most' "$T/err")"
 }
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # sftp-many-files-stall: a download of many files keeps many requests in
 # flight and still never blocks against a server that writes each reply
-# whole before it reads the next request (0268).  What a user would see go
+# whole before it reads the next request (0271).  What a user would see go
 # wrong: scp -r or sftp get -R hanging for good, both sides blocked
 # writing (the client its requests, the server its replies), as upstream's
 # sftp-cmds "glob get to directory" once did over sftp -D.
@@ -10,7 +10,7 @@
 # kB, by sftp get -R, a glob get and scp -r, each within 60 s (it takes
 # about 2) and byte for byte.  Fails (times out) with the client's reading
 # of replies while it sends taken out.
-# Patches: 0268
+# Patches: 0271
 . "$(dirname "$0")/../lib/sshenv.sh"
 trap 'lfn_cleanup' EXIT
 lfn_env_init sftp-many-files-stall

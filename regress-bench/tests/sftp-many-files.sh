@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # sftp-many-files: scp -r, sftp put -R and get -R keep many small files in
-# flight over one SFTP session (0268); what a user would see go wrong is a
+# flight over one SFTP session (0271); what a user would see go wrong is a
 # tree that comes out different from what stock 10.5p1 makes of it (a
 # file missing, short, cut to a wrong length, a wrong mode or time, a
 # symlink handled otherwise), an error that is not reported or is worded
@@ -31,7 +31,7 @@
 # write; 0105: a file is cut where its written bytes end, not at the
 # source's length over old bytes, as stock 10.5p1 does).  That the files
 # are in flight at all: asyncssh's server sees the new client hold several
-# files open at once, stock one (and the series before 0268).  A tree that
+# files open at once, stock one (and the series before 0271).  A tree that
 # changes during the copy is not tried (its outcome depends on timing).
 # Last, several files named on the command line (scp f1 f2 host:dir/,
 # scp 'host:dir/*' dir/, sftp put and get of a glob), one of them
@@ -42,7 +42,7 @@
 # be opened and a 0555 directory really cannot be written, by the clients
 # and by every server's sftp-server alike; everything here belongs to root,
 # so nothing else changes.
-# Patches: 0268
+# Patches: 0271
 . "$(dirname "$0")/../lib/sshenv.sh"
 [ "$(id -u)" = 0 ] || { echo "needs root (capabilities, tmpfs mounts): skipped"; exit 77; }
 [ -x "$STOCK_TREE/sshd" ] && [ -x "$STOCK_TREE/scp" ] || { echo "stock build missing: skipped"; exit 77; }
@@ -214,7 +214,7 @@ like_source() {
 
 # The files are in flight at all: asyncssh's server counts the files a
 # session holds open at once (lib/asyncssh-sftp-server.py).  Stock and the
-# series before 0268 hold one (each file opened, copied, closed in turn);
+# series before 0271 hold one (each file opened, copied, closed in turn);
 # the new client sends the opens of a directory's small files before their
 # data, whose handles it takes at its next wait (a correct run: 11 up, 30
 # down; at most 64; "dir with space" alone has 8 small files and nothing

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# sftp-roundtrips: the round trips 0206 (ramp), 0207 (limits), 0208 (upload
-# end), 0210 (download end), 0211 (lookup stat), 0212 (target stat), 0244
-# (first write) and 0245 (scp's cut) take out of an SFTP session
+# sftp-roundtrips: the round trips 0206 (ramp), 0208 (limits), 0210 (upload
+# end, download end, lookup stat, scp's cut), 0212 (target stat) and 0244
+# (first write) take out of an SFTP session
 # (limits@openssh.com answered with the next request, an upload's fsetstat
 # and close sent back to back, a download starting with enough requests for
 # its first 2 MiB, its last block asked for exactly and a small file's EOF
@@ -12,9 +12,10 @@
 # messages, same exit status), against our sftp-server and Debian's.
 # Read from the client's -vvv log, so it is exact (no timing): the stock
 # client fails the structure checks (STRUCT_TREE=build/stock to see it).
-# (Old numbers: 0240 and 0243 are now in 0207, 0209, 0241 and 0245 in
-# 0208, 0211 and 0246 in 0210, folded 2026-11-28: doc/windows.md.)
-# Patches: 0206 0207 0208 0210 0212 0244
+# (Old numbers: 0240 and 0243 are now in 0208, 0209, 0241 and 0245 in
+# 0210, as are 0211 and 0246; folded 2026-11-28, renumbered 2026-12-07:
+# doc/patches.md#old-numbers.)
+# Patches: 0206 0208 0210 0212 0244
 . "$(dirname "$0")/../lib/sshenv.sh"
 [ -x "$STOCK_TREE/scp" ] || { echo "stock build missing: skipped"; exit 77; }
 ST=${STRUCT_TREE:-$LFN_TREE}
@@ -73,7 +74,7 @@ cmp -s "$T/f1m" "$T/up" || fail "scp -p upload corrupted"
 first_before "$T/upp.log" "Sent message fd [0-9]* T:4 " "In write loop, ack for" ||
     fail "scp -p: the close waited for the writes' statuses"
 
-tid "scp over a longer file: cut, the cut and the close go out together (0208)"
+tid "scp over a longer file: cut, the cut and the close go out together (0210)"
 head -c 3000000 /dev/zero > "$T/up"
 lfn_scp "$ST" "$p_lfn" -vvv -p "$T/f1m" "lfnpeer:$T/up" 2> "$T/upl.log" || fail "scp -p over a longer file failed"
 cmp -s "$T/f1m" "$T/up" || fail "scp -p over a longer file: not cut to the source"

@@ -30,9 +30,10 @@
 # put exactly as with the stock client, -p still sets times and modes, a
 # directory target, a multi-block upload and -l work, and a server that
 # answers version 2 after requests went out early is refused (not misread).
-# (Old numbers: 0240 and 0243 are now in 0207, 0209, 0241 and 0245 in
-# 0208, 0211 and 0246 in 0210, folded 2026-11-28: doc/windows.md.)
-# Patches: 0207 0208 0242
+# (Old numbers: 0240 and 0243 are now in 0208, 0209, 0241 and 0245 in
+# 0210, as are 0211 and 0246; folded 2026-11-28, renumbered 2026-12-07:
+# doc/patches.md#old-numbers.)
+# Patches: 0208 0210 0242
 . "$(dirname "$0")/../lib/sshenv.sh"
 [ -x "$STOCK_TREE/sshd" ] || { echo "stock build missing: skipped"; exit 77; }
 command -v tcpdump > /dev/null || { echo "FATAL: tcpdump missing (./install-deps installs it)"; exit 1; }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # sftp-upload-changed: files that change between their stat and their
-# read go up as they are when read, as stock scp and sftp send them (0268,
-# 0208, 0260).  What a user would see go wrong: an upload of a tree being
+# read go up as they are when read, as stock scp and sftp send them (0271,
+# 0210, 0273).  What a user would see go wrong: an upload of a tree being
 # written to that cuts a grown file at the size it was listed with, pads
 # or fails one that shrank, or exits 0 with a copy that is neither.
 # Deterministic, not timed: lib/sftp-change-proxy.py sits between the
@@ -16,7 +16,7 @@
 # connections=3 through sshd (its Subsystem the proxy), whose 20 MiB
 # files are split over the connections: one that grew comes whole, one
 # that shrank fails with an error and exit 1, nothing at its destination.
-# Patches: 0208 0260 0268
+# Patches: 0210 0271 0273
 . "$(dirname "$0")/../lib/sshenv.sh"
 trap 'lfn_cleanup' EXIT
 lfn_env_init sftp-upload-changed

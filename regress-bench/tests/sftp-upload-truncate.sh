@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # sftp-upload-truncate: an scp upload whose final truncate (the size
-# fsetstat that 0208 sends back to back with the close) fails, and that
+# fsetstat that 0210 sends back to back with the close) fails, and that
 # leaves a regular file at the wrong length, fails: scp exits nonzero, as
-# for a failed write (0209).  The server is our
+# for a failed write (0210, was 0209).  The server is our
 # sftp-server with fsetstat denied (-P fsetstat), writing over a longer
 # file.  A new file and a character device (`scp f host:/dev/null`) are
 # not cut at all (0245: the destination's STAT goes with the OPEN), so
@@ -11,7 +11,7 @@
 # mode/times fsetstat that fails stays a message only, as upstream
 # (sftp-roundtrips.sh compares that with stock).  Stock scp exits 0 on any
 # failed truncate.
-# Patches: 0208 0244
+# Patches: 0210 0244
 . "$(dirname "$0")/../lib/sshenv.sh"
 
 trap 'umount "$T/full" 2> /dev/null; lfn_cleanup' EXIT

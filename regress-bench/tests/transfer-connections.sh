@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # transfer-connections: scp and sftp carry one transfer over several SSH
-# connections (0260: `-X connections=N`, ssh_config TransferConnections).
-# Patches: 0260 0261 0263 0264 0268 0273
+# connections (0273: `-X connections=N`, ssh_config TransferConnections).
+# Patches: 0273
 # A file of at least 16 MiB is split into 1 MiB chunks that the connections
 # (at most one per 8 MiB) take as they go, written at their offsets; the
-# chunk that ends the file goes first (0263); smaller files use one
+# chunk that ends the file goes first; smaller files use one
 # connection (of -r's, one of 4 to 16 MiB goes to an idle extra
-# connection, smaller ones in flight on the first: 0268).
+# connection, smaller ones in flight on the first: 0271).
 # Checked: the copies are byte-identical to the source around the split
 # boundaries (16 MiB - 1, 16 MiB, 16 MiB + 1, 24 MiB + 1, an odd 40 MB),
 # empty and sparse files, many small files, -p (modes and times) and -r,
@@ -19,17 +19,17 @@
 # copy still completes, but one that meets another host key stops the copy
 # with ssh's warning; the workers write and read the local file through the
 # descriptor scp opened (strace: one open); an extra connection's close
-# goes right behind its last journal byte (0264, strace: the order of its
+# goes right behind its last journal byte (strace: the order of its
 # messages); a server that says a file is
 # 2^64 - 1 bytes long gets no split (a wrapped chunk count made a 4 PiB
 # file); a connection that is much slower than the others
 # (relayed at 512 KB/s by a ProxyCommand) carries far less than an equal
 # share; scp returns only once its extra connections have ended; a
 # file that grows during the copy is copied to its end with no journal
-# byte in it (0263: the chunk that ends the file goes first, what the
+# byte in it (the chunk that ends the file goes first, what the
 # file grew by last); the session's own connection lost mid-transfer (its
 # sftp-server killed, on an emulated 100 Mbit/s link) fails the copy with
-# a nonzero exit, no destination, and DEST.lfn-part (0261), from which the
+# a nonzero exit, no destination, and DEST.lfn-part, from which the
 # same copy started again goes on and ends byte-identical; an extra
 # connection lost does not fail the copy (stock's, over one connection,
 # would have completed): the first connection copies the rest and the
@@ -124,7 +124,7 @@ for d in up down; do
 			fail "scp -r download failed: $(tail -n 3 "$T/err")"
 	fi
 	# whole files of 4 to 16 MiB went over the extra connections; those
-	# of up to 4 MiB stayed on the first, in flight together (0268)
+	# of up to 4 MiB stayed on the first, in flight together (0271)
 	k=$(grep -o 'goes over connection [0-9]*' "$T/err" | sort -u | wc -l)
 	[ "$k" -ge 2 ] || fail "scp -r $d: files of 5 MiB used $k extra connections"
 	grep -q '/s[0-9]*" goes over connection' "$T/err" &&

@@ -9,7 +9,7 @@
 # destination's mode: the old file's when it existed, the source's less
 # the umask when it did not (as stock scp), the source's with -p; a part
 # left by an older build with a wider mode is narrowed when taken up.
-# Patches: 0261
+# Patches: 0273
 . "$(dirname "$0")/../lib/sshenv.sh"
 trap 'lfn_cleanup; lfn_wan_cleanup' EXIT
 lfn_env_init transfer-part-mode

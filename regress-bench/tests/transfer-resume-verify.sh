@@ -7,7 +7,7 @@
 # The server's check-file (asked by paramiko, a foreign client) is bounded:
 # blocks of at least 256 bytes, at most 1024 of them and 1 GiB a request,
 # sha256 only, a readable handle only.
-# Patches: 0262
+# Patches: 0262 0274
 . "$(dirname "$0")/../lib/sshenv.sh"
 trap 'lfn_cleanup' EXIT
 lfn_env_init transfer-resume-verify
@@ -70,6 +70,59 @@ for dir in down up; do
 		fi
 		verbose "$had bytes taken up"
 	done
+done
+
+# Two check-file requests (a request hashes at most 1024 chunks) whose
+# replies come the second first: the verify takes each as it comes
+tid "a server whose check-file replies come out of order (over 1024 chunks, sparse)"
+big=$((1040 * mib))
+truncate -s "$big" "$T/srcbig"
+for at in 3 1030 1039; do
+	head -c "$mib" /dev/urandom | dd of="$T/srcbig" bs="$mib" seek="$at" conv=notrunc status=none
+done
+ps2=$(lfn_free_port)
+lfn_sshd_config "$LFN_TREE" "$ps2" < /dev/null |
+	sed "s|^Subsystem sftp .*|Subsystem sftp /usr/bin/python3 $LFN_TOP/regress-bench/lib/sftp-reply-shaper.py swap $LFN_TREE/sftp-server|" \
+	> "$T/sshd_config.swap"
+_lfn_sshd_run "swapping sshd" "$ps2" "$T/sshd.swap.log" "" "$LFN_TREE/sshd" -D -e -f "$T/sshd_config.swap"
+# every chunk there and in the journal, but chunk 3's bytes wrong, and
+# chunk 1030 written but not in the journal (in the second request's range)
+bigpart() {
+	cp --sparse=always "$T/srcbig" "$1.lfn-part"
+	/usr/bin/python3 - "$1.lfn-part" "$2" "$big" <<'EOF2'
+import struct, sys
+dst, mtime, size = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+mib = 1 << 20
+n = size // mib
+f = open(dst, "r+b")
+f.seek(3 * mib + 100)
+b = f.read(1)
+f.seek(3 * mib + 100)
+f.write(bytes([b[0] ^ 0xff]))
+head = b"openssh-lfn part" + struct.pack(">QQQI", size, mtime, mib, n)
+head += bytes(64 - len(head))
+f.seek(size)
+f.write(head + bytes([0 if i == 1030 else 1 for i in range(n)]))
+EOF2
+}
+for dir in down up; do
+	tid "$dir: check-file replies out of order"
+	rm -f "$T/$dir" "$T/$dir.lfn-part"
+	if [ $dir = down ]; then
+		from="lfnpeer:$T/srcbig" to=$T/$dir
+	else
+		from=$T/srcbig to="lfnpeer:$T/$dir"
+	fi
+	bigpart "$T/$dir" "$(stat -c %Y "$T/srcbig")"
+	lfn_scp "$LFN_TREE" "$ps2" -v -q -X connections=4 "$from" "$to" 2> "$T/err" ||
+		fail "the copy failed: $(grep -v '^debug' "$T/err" | tail -n 3)"
+	had=$(sed -n 's/.*: \([0-9]*\) of [0-9]* bytes are there from an earlier copy.*/\1/p' "$T/err")
+	grep -q "from an earlier copy (checked by hash)" "$T/err" || fail "no hashes asked for"
+	# 1039 chunks in the journal's range; 3 is copied again
+	[ "$had" = $((1038 * mib)) ] || fail "the hashes found $had bytes, not 1038 MiB"
+	cmp -s "$T/srcbig" "$T/$dir" || fail "the result differs from the source"
+	verbose "$had bytes taken up"
+	rm -f "$T/$dir" "$T/$dir.lfn-part"
 done
 
 tid "check-file from a foreign client (paramiko): answers within bounds, refuses the rest"

@@ -2,7 +2,7 @@
 # transfer-resume: a copy stopped at any point never leaves a destination
 # with wrong bytes, and the same split copy started again moves only what
 # is missing and ends byte-identical.
-# Patches: 0106 0260 0261
+# Patches: 0106 0273
 # Also: a full disk on either side (a tmpfs with room for half the file).
 # Each round picks at random: download or upload; 1 or 4 connections
 # (-X connections=N); openssh-lfn's or stock 10.5p1's sshd; and what stops

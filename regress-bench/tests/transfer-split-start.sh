@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # transfer-split-start: a split copy (-X connections=N) waits for the
 # network as little before its data as the protocol allows.
-# Patches: 0267
+# Patches: 0273
 # Read from strace of scp's own SFTP messages (exact, no timing): the
 # session's connection, before its first data, turns from sending to
 # reading replies at most 5 times, not 9 (its version; the
@@ -121,7 +121,7 @@ lfn_scp "$LFN_TREE" "$p" -v -X connections=4 "$T/src" "lfnpeer:$T/link" > /dev/n
 	fail "upload to a symlink failed: $(tail -n 3 "$T/err")"
 [ -L "$T/link" ] || fail "the symlink was replaced"
 cmp -s "$T/src" "$T/target" || fail "the symlink's target differs"
-if grep -q "multi_deal" "$T/err"; then fail "it was split: $(grep multi_deal "$T/err")"; fi
+if grep -q "split_deal" "$T/err"; then fail "it was split: $(grep split_deal "$T/err")"; fi
 
 tid "no extra connection can log in: the upload is written in place over one connection"
 # (TransferConnections: the extra connections log in after the session's
@@ -133,7 +133,7 @@ lfn_scp "$LFN_TREE" "$p" -v -o TransferConnections=4 \
 cmp -s "$T/src" "$T/up" || fail "the copy differs"
 grep -q '3 of 3 extra connections could not log in.*continuing with 1' "$T/err" ||
 	fail "not said: $(grep -i extra "$T/err")"
-if grep -q 'multi_deal' "$T/err"; then fail "it was split: $(grep multi_deal "$T/err")"; fi
+if grep -q 'split_deal' "$T/err"; then fail "it was split: $(grep split_deal "$T/err")"; fi
 if [ -e "$T/up.lfn-part" ]; then fail "a part was made"; fi
 
 lfn_finish
