@@ -26,6 +26,11 @@ SFTP_QUIRK_MODE:
 SFTP_QUIRK_DIE_AFTER=N: the server ends at once (exit 3, nothing more
   written) before it carries out its N+1st request, as a server that is
   killed or crashes does
+SFTP_QUIRK_DIE_HANDLES=N: the server ends at once (exit 3, nothing more
+  written) before it opens a file or directory while N handles are open,
+  as a server that overruns its handle table crashes (the Green End SFTP
+  server past 128); with SFTP_QUIRK_LOG, one line "session died: N
+  handles open" first
 SFTP_QUIRK_LOG=FILE: at the end of each session, one line:
   "session ended: mode M, R requests, B batches sent reordered (largest
   N), at most H handles open, O opens refused"
@@ -62,6 +67,7 @@ if MODE not in ("reorder", "maxhandles", "threads", "plain"):
 BATCH = int(os.environ.get("SFTP_QUIRK_BATCH", "16"))
 MAX_HANDLES = int(os.environ.get("SFTP_QUIRK_MAX_HANDLES", "8"))
 DIE_AFTER = int(os.environ.get("SFTP_QUIRK_DIE_AFTER", "0"))
+DIE_HANDLES = int(os.environ.get("SFTP_QUIRK_DIE_HANDLES", "0"))
 MAX_MSG = 1024 * 1024 + 1024
 MAX_READ = 256 * 1024
 
@@ -156,6 +162,11 @@ def apply_attrs(a, path=None, fd=None):
 
 def new_handle(rid, h):
     global next_handle
+    if DIE_HANDLES and len(handles) >= DIE_HANDLES:
+        if os.environ.get("SFTP_QUIRK_LOG"):
+            with open(os.environ["SFTP_QUIRK_LOG"], "a") as f:
+                f.write("session died: %d handles open\n" % len(handles))
+        os._exit(3)
     if MODE == "maxhandles" and len(handles) >= MAX_HANDLES:
         stats["refused"] += 1
         if h[0] == "f":
