@@ -101,6 +101,7 @@ struct req {
 	u_char type;
 	u_int id;
 	char *path, *ext;
+	char *path2;		/* RENAME's new path */
 	int file;		/* 0 source, 1 upload target, -1 none */
 	uint64_t off;
 	u_int len;
@@ -263,6 +264,13 @@ srv_request(struct sshbuf *b)
 		    decode_attrib(b, &r->a) != 0)
 			FUZZ_INVARIANT(0, "bad SETSTAT");
 		break;
+	case SSH2_FXP_REMOVE:
+	case SSH2_FXP_RENAME:
+		if (sshbuf_get_cstring(b, &r->path, NULL) != 0 ||
+		    (r->type == SSH2_FXP_RENAME &&
+		    sshbuf_get_cstring(b, &r->path2, NULL) != 0))
+			FUZZ_INVARIANT(0, "bad REMOVE or RENAME");
+		break;
 	case SSH2_FXP_READ:
 	case SSH2_FXP_WRITE:
 	case SSH2_FXP_FSTAT:
@@ -307,6 +315,7 @@ static void
 req_free(struct req *r)
 {
 	free(r->path);
+	free(r->path2);
 	free(r->ext);
 	sshbuf_free(r->data);
 }
@@ -951,6 +960,7 @@ static struct tnode {
 	size_t cap;		/* its room (buf_room()) */
 	int lie;		/* the listing's size: 0 honest, else lie_size */
 	uint64_t lie_size;
+	int close_failed;	/* a CLOSE of it written to was refused */
 } tnodes[TREE_NODES];
 static int ntnodes;
 
@@ -1165,7 +1175,7 @@ tree_error(struct req *r)
 	if (h == NULL)
 		return;
 	if (h->kind == 3)
-		srv.close_failed = 1;	/* an upload's close */
+		tnodes[h->node].close_failed = 1;	/* an upload's close */
 	h->used = 0;
 }
 
@@ -1466,6 +1476,34 @@ tree_answer(struct sshbuf *m, struct req *r, u_char dir)
 		h->used = 0;
 		status(m, r->id, SSH2_FX_OK);
 		return;
+	case SSH2_FXP_REMOVE:
+		/* (an open handle keeps writing to the node, as to an inode) */
+		if ((n = tree_resolve(r->path, 0)) < 0 ||
+		    tnodes[n].type == T_DIR) {
+			status(m, r->id, n < 0 ?
+			    SSH2_FX_NO_SUCH_FILE : SSH2_FX_FAILURE);
+			return;
+		}
+		tnodes[n].type = 0;
+		status(m, r->id, SSH2_FX_OK);
+		return;
+	case SSH2_FXP_RENAME:
+		/* a file, not over an existing name (as v3 has it) */
+		if ((n = tree_resolve(r->path, 0)) < 0 ||
+		    tnodes[n].type != T_REG) {
+			status(m, r->id, n < 0 ?
+			    SSH2_FX_NO_SUCH_FILE : SSH2_FX_FAILURE);
+			return;
+		}
+		if (tree_resolve(r->path2, 0) >= 0 ||
+		    (np = tree_new_path(r->path2)) == NULL) {
+			status(m, r->id, SSH2_FX_FAILURE);
+			return;
+		}
+		free(tnodes[n].path);
+		tnodes[n].path = np;
+		status(m, r->id, SSH2_FX_OK);
+		return;
 	default:
 		status(m, r->id, SSH2_FX_OP_UNSUPPORTED);
 		return;
@@ -1744,6 +1782,15 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (ret != 0 || srv.dishonest)
 			break;
 		if (df & 1) {
+			/*
+			 * a refused CLOSE fails the upload when its file is
+			 * kept: not a part the client closed and removed
+			 * (0276: when the destination existed, or it failed)
+			 */
+			for (i = 0; i < (size_t)ntnodes; i++)
+				if (tnodes[i].type != 0 &&
+				    tnodes[i].close_failed)
+					srv.close_failed = 1;
 			FUZZ_INVARIANT(!srv.write_failed,
 			    "upload of a tree succeeded after a failed write");
 			FUZZ_INVARIANT(!srv.close_failed,

@@ -55,7 +55,10 @@
 # DEST.lfn-part: Permission denied"), and DEST.lfn-part stayed; ProFTPD's
 # beyond-stock uploads failed as stock's.  About 90 s on loopback (2
 # cores; 2 min when loaded).
-# Patches: 0108 0271 0273
+# Last, on every server the new client's scp -r up of 150 new files
+# writes each beside its destination (DEST.lfn-part, renamed: 0276): its
+# OPENs name the parts (-vvv), the copy is byte-identical, no part left.
+# Patches: 0108 0271 0273 0276
 . "$(dirname "$0")/../lib/sshenv.sh"
 . "$(dirname "$0")/../lib/foreign-sftp-servers.sh"
 trap 'lfn_cleanup' EXIT
@@ -313,6 +316,19 @@ for s in $SERVERS; do
 			stop_again "$name.stop-$dir" "$s" "$dir"
 		done
 	fi
+done
+
+for s in $SERVERS; do
+	name=${s%%:*}
+	tid "$name: the new client's scp -r up writes new files beside and renames them"
+	d=$T/parts-$name; rm -rf "$d"; mkdir -p "$d"
+	client "$LFN_TREE" "$s" scp -vvv -r "$SRC/flat" "@:$d/out" < /dev/null > /dev/null 2> "$R/parts-$name.err"
+	rc=$?
+	n=$(grep -c 'Sent queued SSH2_FXP_OPEN .*\.lfn-part' "$R/parts-$name.err")
+	diff -r "$SRC/flat" "$d/out" > /dev/null 2>&1 || fail "exit $rc, the copy differs from the source: $(grep -v 'debug[123]:' "$R/parts-$name.err" | tail -n 2)"
+	[ -z "$(find "$d" -name '*.lfn-part')" ] || fail "a part was left: $(find "$d" -name '*.lfn-part' | head -n 2)"
+	[ "$n" -ge 150 ] || fail "$n OPENs of a part for 150 new files: $(grep -m1 'does not rename' "$R/parts-$name.err")"
+	verbose "exit $rc, $n parts"
 done
 
 # the controls: the quirky servers did what they claim

@@ -17,7 +17,10 @@
 # (the control: the new session had fewer than 21 handles open).  Stock's
 # client completes the same download (one file at a time).  Then a server
 # that dies on every session (SFTP_QUIRK_DIE_AFTER=40 requests): each copy
-# fails (nonzero exit) after one new session, and leaves no part behind.
+# fails (nonzero exit) after one new session; a download leaves no part
+# behind; an upload leaves no file cut short (each new file is written
+# beside, DEST.lfn-part, and renamed once whole: 0276), only parts, on
+# the server, as a killed one does.
 # Then uploads over an older tree (scp -r, sftp put -R): 120 files in one
 # directory, each there before and longer, so each is written over old
 # bytes one at a time; the server carries out requests as a server with a
@@ -28,7 +31,8 @@
 # that one, which had no room to be opened, and the client spun at
 # 100 % CPU for ever).
 # Before 0275: the first loss fails every copy ("Connection closed").
-# Patches: 0275
+# Before 0276: an upload whose every session died left new files cut short.
+# Patches: 0275 0276
 . "$(dirname "$0")/../lib/sshenv.sh"
 . "$(dirname "$0")/../lib/foreign-sftp-servers.sh"
 trap 'lfn_cleanup' EXIT
@@ -133,14 +137,22 @@ done
 
 for srv in D:$T/dieall ssh:$pall; do
 	for op in scp-down scp-up get put glob; do
-		tid "$op, ${srv%%:*}: every session dies: the copy fails, no part left"
+		tid "$op, ${srv%%:*}: every session dies: the copy fails, no part left down, no file cut short up"
 		: > "$T/dieall.log"
 		run "$LFN_TREE" "$srv" $op "$T/dst"
 		[ $rc != 0 ] || fail "exit 0 from a copy whose every session died"
 		diff -r "$SRC" "$T/dst/t" > /dev/null 2>&1 && fail "the copy is whole, yet every session died"
 		n=$(grep -c 'going on over a new session' "$T/err")
 		[ "$n" = 1 ] || fail "$n new sessions (want 1: a second loss fails the copy)"
-		[ -z "$(find "$T/dst" -name '*.lfn-part')" ] || fail "a part was left: $(find "$T/dst" -name '*.lfn-part' | head -n 3)"
+		case $op in
+		scp-up|put)
+			bad=$(cd "$T/dst/t" 2> /dev/null && find . -type f ! -name '*.lfn-part' | while read -r x; do
+				cmp -s "$x" "$SRC/$x" || echo "$x"; done)
+			[ -z "$bad" ] || fail "an upload left files cut short: $(echo $bad | head -c 200)"
+			verbose "$(find "$T/dst" -name '*.lfn-part' | wc -l) part(s) left on the server" ;;
+		*)
+			[ -z "$(find "$T/dst" -name '*.lfn-part')" ] || fail "a part was left: $(find "$T/dst" -name '*.lfn-part' | head -n 3)" ;;
+		esac
 		verbose "exit $rc: $(grep -v 'debug[123]:' "$T/err" | grep -v '^$' | tail -n 1)"
 	done
 done
