@@ -414,6 +414,10 @@ srv_generate(void)
 				srv.setstat_failed = 1;
 			break;
 		case SSH2_FXP_OPEN: srv.open_failed = 1; break;
+		case SSH2_FXP_REMOVE:
+			/* "no such file" for a name it holds: a lie */
+			srv.dishonest |= code == SSH2_FX_NO_SUCH_FILE;
+			break;
 		default: srv.dishonest |= r.type == SSH2_FXP_EXTENDED; break;
 		}
 		srv_reply(m);
